@@ -1,0 +1,86 @@
+"""The `mbertlab` command. Command modules register themselves; heavy imports stay inside commands."""
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import click
+import typer
+from rich.console import Console
+
+from mbertlab import __version__
+from mbertlab.errors import MbertlabError
+
+# One module per command group, each exposing `register(app)`.
+COMMAND_MODULES = ("data", "corpus", "tokenizer", "pretrain", "transfer", "analysis", "study", "results")
+
+app = typer.Typer(
+    name="mbertlab",
+    help="A laboratory for studying why multilingual encoders transfer across languages.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True)
+
+
+@dataclass
+class CliState:
+    workdir: Path
+    debug: bool
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mbertlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    workdir: Path = typer.Option(Path("mbertlab-work"), "--workdir", "-w", envvar="MBERTLAB_WORKDIR",
+                                 help="Where artifacts and results.db live."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks instead of one-line errors."),
+    version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
+                                           help="Print the version and exit."),
+) -> None:
+    ctx.obj = CliState(workdir=workdir, debug=debug)
+
+
+def state(ctx: typer.Context) -> CliState:
+    """The global options, from any (sub)command's context."""
+    return ctx.find_root().obj
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"mbertlab.cli.{_name}").register(app)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code; user errors print one line (a traceback with --debug)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        rv = app(args=args, prog_name="mbertlab", standalone_mode=False)
+    except MbertlabError as err:
+        if debug:
+            raise
+        err_console.print(f"[bold red]error:[/] {err}", markup=True, highlight=False, soft_wrap=True)
+        return 1
+    except click.exceptions.ClickException as err:
+        err.show()
+        return err.exit_code
+    except click.exceptions.Exit as err:
+        return err.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        err_console.print("aborted")
+        return 130
+    return rv if isinstance(rv, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,111 @@
+"""Typed, strict configs with a stable content hash.
+
+Every stage has a config class derived from `Config`. Unknown keys are errors; the hash is over
+the canonical JSON of the config plus the hashes of input artifacts, so any upstream change
+changes everything downstream.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Iterable, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mbertlab.errors import ConfigError
+
+C = TypeVar("C", bound="Config")
+
+
+class Config(BaseModel):
+    """Base of every stage and spec config: frozen, strict about keys."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+    def canonical_json(self) -> str:
+        return canonical_json(self.model_dump(mode="json"))
+
+    def content_hash(self, inputs: Iterable[str] = ()) -> str:
+        return content_hash(self.model_dump(mode="json"), inputs)
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(data: Any, inputs: Iterable[str] = ()) -> str:
+    """Hash of a JSON-able value plus the (ordered) hashes of the inputs it was built from."""
+    h = hashlib.sha256(canonical_json(data).encode("utf-8"))
+    for item in inputs:
+        h.update(b"\0")
+        h.update(item.encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+def format_validation_error(err: ValidationError, source: str) -> str:
+    """One line per problem: `source: key 'a.b': message`."""
+    lines = []
+    for problem in err.errors():
+        key = ".".join(str(p) for p in problem["loc"]) or "<root>"
+        msg = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"{source}: key '{key}': {msg}")
+    return "\n".join(lines)
+
+
+def parse_config(cls: type[C], data: dict[str, Any], source: str = "<config>") -> C:
+    """Validate `data` into `cls`, turning pydantic's report into a `ConfigError`."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of keys to values, got {type(data).__name__}")
+    try:
+        return cls.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, source)) from None
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """`a.b=value` → (['a', 'b'], value parsed as YAML, so numbers and lists keep their type)."""
+    if "=" not in text:
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE")
+    key, raw = text.split("=", 1)
+    try:
+        value = yaml.safe_load(raw) if raw else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.strip().split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    out = json.loads(json.dumps(data))
+    for text in overrides:
+        path, value = parse_override(text)
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {text!r}: '{part}' is not a mapping")
+        node[path[-1]] = value
+    return out
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{line}: invalid YAML ({getattr(err, 'problem', err)})") from None
+    return data if data is not None else {}
+
+
+def load_config(cls: type[C], path: str | Path | None = None, overrides: Iterable[str] = ()) -> C:
+    """Read YAML (optional), apply `--set` overrides, validate."""
+    data = read_yaml(path) if path is not None else {}
+    data = apply_overrides(data, overrides)
+    return parse_config(cls, data, str(path) if path is not None else "<config>")

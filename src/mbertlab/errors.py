@@ -1,0 +1,36 @@
+"""Errors a user can fix. Each renders as one line naming the file, line, key or value at fault."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class MbertlabError(Exception):
+    """Base of every user-fixable error; the CLI prints `str(err)` and exits 1."""
+
+
+class ConfigError(MbertlabError):
+    """A config or spec has an unknown key, a wrong type or an impossible value."""
+
+
+class DataError(MbertlabError):
+    """An input file does not have the expected format.
+
+    The message always names the file and, when known, the 1-based line number.
+    """
+
+    def __init__(self, path: str | Path | None, line: int | None, message: str):
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.message = message
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+class ArtifactError(MbertlabError):
+    """An artifact is missing, incomplete or of the wrong stage."""
+
+
+class DownloadError(MbertlabError):
+    """A download failed or did not match its checksum."""

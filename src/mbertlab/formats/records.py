@@ -1,0 +1,81 @@
+"""Plain records shared by readers, generators and tasks. Downstream code sees only these."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TaggedSentence:
+    """A sentence with one tag per token: NER (BIO) or UPOS."""
+
+    tokens: list[str]
+    tags: list[str]
+    lang: str | None = None  # from WikiANN's `lang:token` prefix, when present
+    line: int = 0  # 1-based line of the first token in the source file
+
+
+@dataclass
+class MultiwordToken:
+    """A CoNLL-U range line such as `1-2  del`: kept only so predictions can be written back."""
+
+    first: int
+    last: int
+    form: str
+    misc: str = "_"
+
+
+@dataclass
+class DepSentence:
+    """A CoNLL-U sentence over syntactic words (ids 1..n); heads are 0 for the root."""
+
+    forms: list[str]
+    upos: list[str]
+    heads: list[int]
+    deprels: list[str]
+    lemmas: list[str] = field(default_factory=list)
+    xpos: list[str] = field(default_factory=list)
+    feats: list[str] = field(default_factory=list)
+    deps: list[str] = field(default_factory=list)
+    misc: list[str] = field(default_factory=list)
+    comments: list[str] = field(default_factory=list)  # raw lines without the leading '# '
+    multiword: list[MultiwordToken] = field(default_factory=list)
+    line: int = 0
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+    @property
+    def text(self) -> str:
+        for c in self.comments:
+            if c.startswith("text ="):
+                return c.split("=", 1)[1].strip()
+        return " ".join(self.forms)
+
+
+@dataclass
+class PairExample:
+    """A sentence pair with a label: XNLI/MultiNLI, or MLDoc's first two sentences."""
+
+    premise: str
+    hypothesis: str
+    label: str
+    lang: str = ""
+    hypothesis_lang: str = ""  # set when premise and hypothesis are in different languages
+    line: int = 0
+
+
+@dataclass
+class TextExample:
+    """A text with a label: MLDoc documents, language-ID sentences."""
+
+    text: str
+    label: str
+    line: int = 0
+
+
+UPOS_TAGS = (
+    "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON",
+    "PROPN", "PUNCT", "SCONJ", "SYM", "VERB", "X",
+)
+OPEN_CLASS_UPOS = ("ADJ", "ADV", "INTJ", "NOUN", "PROPN", "VERB")
+XNLI_LABELS = ("entailment", "neutral", "contradiction")

@@ -1,0 +1,48 @@
+"""Process-level settings for training: threads, allocator, seeds."""
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def tune_malloc() -> None:
+    """Keep freed memory in glibc's heap: big per-step tensors otherwise page-fault every step.
+
+    Measured here (shared notes): up to 1.8x on a full MLM head. Same effect as
+    MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=<large>, but applied from inside the process.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    m_trim_threshold, m_mmap_max = -1, -4
+    libc.mallopt(m_mmap_max, 0)
+    libc.mallopt(m_trim_threshold, 1 << 36)
+
+
+def setup_torch(threads: int | None = None) -> None:
+    import torch
+
+    torch.set_num_threads(threads or cpu_count())
+    tune_malloc()
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (if imported) from one integer."""
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.manual_seed(seed)

@@ -1,0 +1,166 @@
+"""results.db: one SQLite row per score. Reports are rendered from here only.
+
+WAL mode and a busy timeout let several processes (a study's parallel stages, DDP ranks, SLURM
+jobs on a shared filesystem) write at once; a writer that still meets a lock retries.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TextIO
+
+COLUMNS = (
+    "study", "model", "task", "mode", "train_lang", "test_lang", "split", "metric",
+    "value", "seed", "config_hash", "artifact", "time", "extra",
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  study TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  task TEXT NOT NULL DEFAULT '',
+  mode TEXT NOT NULL DEFAULT '',
+  train_lang TEXT NOT NULL DEFAULT '',
+  test_lang TEXT NOT NULL DEFAULT '',
+  split TEXT NOT NULL DEFAULT '',
+  metric TEXT NOT NULL,
+  value REAL NOT NULL,
+  seed INTEGER,
+  config_hash TEXT NOT NULL DEFAULT '',
+  artifact TEXT NOT NULL DEFAULT '',
+  time REAL NOT NULL,
+  extra TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS results_study ON results(study, task, metric);
+CREATE INDEX IF NOT EXISTS results_artifact ON results(artifact);
+"""
+
+
+@dataclass
+class ResultRow:
+    metric: str
+    value: float
+    study: str = ""
+    model: str = ""
+    task: str = ""
+    mode: str = ""
+    train_lang: str = ""
+    test_lang: str = ""
+    split: str = ""
+    seed: int | None = None
+    config_hash: str = ""
+    artifact: str = ""
+    time: float = field(default_factory=time.time)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ResultsDB:
+    def __init__(self, path: str | Path, retries: int = 50):
+        self.path = Path(path)
+        self.retries = retries
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._with_retry(lambda con: con.executescript(SCHEMA))
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA busy_timeout=30000")
+        return con
+
+    def _with_retry(self, work):
+        delay = 0.01
+        for attempt in range(self.retries):
+            con = self._connect()
+            try:
+                return work(con)
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) and "busy" not in str(err) or attempt == self.retries - 1:
+                    raise
+            finally:
+                con.close()
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    def add(self, rows: Iterable[ResultRow], replace_artifact: str | None = None) -> int:
+        """Insert rows in one transaction; with `replace_artifact`, that artifact's rows are replaced.
+
+        Replacing makes a re-run of a stage idempotent: a stage killed after writing its rows and
+        run again leaves one copy, not two.
+        """
+        rows = list(rows)
+        cols = [c for c in COLUMNS]
+        sql = f"INSERT INTO results ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+        values = [tuple(_column_value(r, c) for c in cols) for r in rows]
+
+        def work(con: sqlite3.Connection) -> int:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if replace_artifact is not None:
+                    con.execute("DELETE FROM results WHERE artifact = ?", (replace_artifact,))
+                con.executemany(sql, values)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            return len(values)
+
+        return self._with_retry(work)
+
+    def query(self, **filters: Any) -> list[ResultRow]:
+        """Rows whose columns equal the given values (a list/tuple value means 'any of')."""
+        clauses, params = [], []
+        for key, value in filters.items():
+            if key not in COLUMNS:
+                raise KeyError(f"unknown results column {key!r}")
+            if isinstance(value, (list, tuple, set)):
+                clauses.append(f"{key} IN ({', '.join('?' for _ in value)})")
+                params.extend(value)
+            else:
+                clauses.append(f"{key} = ?")
+                params.append(value)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT {', '.join(COLUMNS)} FROM results {where} ORDER BY id"
+        return self._with_retry(lambda con: [_row_from(r) for r in con.execute(sql, params).fetchall()])
+
+    def __iter__(self) -> Iterator[ResultRow]:
+        return iter(self.query())
+
+    def count(self) -> int:
+        return self._with_retry(lambda con: con.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+
+def _column_value(row: ResultRow, col: str) -> Any:
+    value = getattr(row, col)
+    if col == "extra":
+        return json.dumps(value, sort_keys=True)
+    if col == "value":
+        return float(value)
+    return value
+
+
+def _row_from(values: tuple) -> ResultRow:
+    record = dict(zip(COLUMNS, values))
+    record["extra"] = json.loads(record["extra"] or "{}")
+    return ResultRow(**record)
+
+
+def write_csv(rows: Iterable[ResultRow], out: TextIO) -> None:
+    writer = csv.writer(out)
+    names = [f.name for f in fields(ResultRow)]
+    writer.writerow(names)
+    for row in rows:
+        rec = row.as_record()
+        rec["extra"] = json.dumps(rec["extra"], sort_keys=True)
+        writer.writerow([rec[n] if rec[n] is not None else "" for n in names])
+
+
+def open_results(workdir: str | Path) -> ResultsDB:
+    return ResultsDB(Path(workdir) / "results.db")
