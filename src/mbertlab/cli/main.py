@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -12,10 +11,11 @@ import typer
 from rich.console import Console
 
 from mbertlab import __version__
+from mbertlab.cli.common import CliState
 from mbertlab.errors import MbertlabError
 
 # One module per command group, each exposing `register(app)`.
-COMMAND_MODULES = ("data", "corpus", "tokenizer", "pretrain", "transfer", "analysis", "study", "results")
+COMMAND_MODULES = ("data", "generate", "corpus", "tokenizer", "pretrain", "transfer", "analysis", "study", "results")
 
 app = typer.Typer(
     name="mbertlab",
@@ -25,12 +25,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 err_console = Console(stderr=True)
-
-
-@dataclass
-class CliState:
-    workdir: Path
-    debug: bool
 
 
 def _version(value: bool) -> None:
@@ -49,11 +43,6 @@ def root(
                                            help="Print the version and exit."),
 ) -> None:
     ctx.obj = CliState(workdir=workdir, debug=debug)
-
-
-def state(ctx: typer.Context) -> CliState:
-    """The global options, from any (sub)command's context."""
-    return ctx.find_root().obj
 
 
 for _name in COMMAND_MODULES:
