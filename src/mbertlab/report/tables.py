@@ -1,0 +1,67 @@
+"""Table model: cells hold every seed's value so the report can show mean ± std."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+
+@dataclass
+class Cell:
+    values: list[float] = field(default_factory=list)
+    scale: float = 1.0  # e.g. 100 to show accuracies in %
+    digits: int = 1
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / len(self.values) if self.values else math.nan
+
+    @property
+    def std(self) -> float:
+        """Sample standard deviation (n-1); 0 for a single value."""
+        n = len(self.values)
+        if n < 2:
+            return 0.0
+        m = self.mean
+        return math.sqrt(sum((v - m) ** 2 for v in self.values) / (n - 1))
+
+    def __str__(self) -> str:
+        if not self.values:
+            return "—"
+        mean = f"{self.mean * self.scale:.{self.digits}f}"
+        if len(self.values) == 1:
+            return mean
+        return f"{mean} ± {self.std * self.scale:.{self.digits}f}"
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Cell | str]]
+    note: str = ""
+
+    def as_text_rows(self) -> list[list[str]]:
+        return [[str(c) for c in row] for row in self.rows]
+
+
+def delta(a: Cell, b: Cell) -> Cell:
+    """Per-seed difference a − b when both have the same seeds' values, else difference of means."""
+    if len(a.values) == len(b.values) and a.values:
+        return Cell([x - y for x, y in zip(a.values, b.values)], a.scale, a.digits)
+    if a.values and b.values:
+        return Cell([a.mean - b.mean], a.scale, a.digits)
+    return Cell([], a.scale, a.digits)
+
+
+def markdown_table(table: Table) -> str:
+    lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
+             "|" + "|".join("---" for _ in table.columns) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in table.as_text_rows()]
+    if table.note:
+        lines += ["", table.note]
+    return "\n".join(lines) + "\n"
+
+
+def values_of(rows: Sequence, metric: str) -> list[float]:
+    return [r.value for r in rows if r.metric == metric]

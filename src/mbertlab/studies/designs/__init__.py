@@ -1,0 +1,29 @@
+"""Study designs: how a spec's settings expand into jobs and how its rows become the paper's tables."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from mbertlab.config import Config
+from mbertlab.registry import Registry
+from mbertlab.report.render import Report
+from mbertlab.store.artifacts import ArtifactStore
+from mbertlab.store.results import ResultsDB
+from mbertlab.studies.jobs import Job
+
+
+@dataclass(frozen=True)
+class Design:
+    config_class: type[Config]
+    plan: Callable[..., list[Job]]  # (spec) -> jobs
+    report: Callable[..., Report]  # (spec, store, results) -> Report
+
+
+DESIGNS: Registry[Design] = Registry("study design")
+
+
+def _load_builtin_designs() -> None:
+    from mbertlab.studies.designs import conditions  # noqa: F401  (registers itself)
+
+
+_load_builtin_designs()

@@ -1,0 +1,72 @@
+"""Stage jobs: what to build, from which inputs. The runner only composes these; no stage knows studies."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from mbertlab.config import Config
+from mbertlab.registry import Registry
+from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.store.results import ResultsDB
+
+
+@dataclass(frozen=True)
+class Job:
+    """One artifact to build: a stage kind, its config and the jobs whose artifacts it reads."""
+
+    kind: str
+    config: Config
+    inputs: tuple["Job", ...] = ()
+    label: str = field(default="", compare=False)
+    tags: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # e.g. (("condition", "fake"),)
+
+    def tag(self, key: str, default: str = "") -> str:
+        return dict(self.tags).get(key, default)
+
+
+@dataclass
+class RunContext:
+    store: ArtifactStore
+    results: ResultsDB
+    study: str
+
+
+@dataclass(frozen=True)
+class StageKind:
+    """How to build one kind of job. `stage` is the artifact-store stage name it builds."""
+
+    stage: str
+    build: Callable[[Config, list[Artifact], RunContext], Artifact]
+    weight: float = 1.0  # rough relative cost, for the study ETA
+
+
+STAGE_KINDS: Registry[StageKind] = Registry("stage kind")
+
+
+def job_hash(job: Job, store: ArtifactStore, memo: dict[Job, str] | None = None) -> str:
+    """The artifact hash a job will have, computed without building anything."""
+    memo = {} if memo is None else memo
+    if job not in memo:
+        kind = STAGE_KINDS.get(job.kind)
+        inputs = [Artifact(i.kind, job_hash(i, store, memo), Path()) for i in job.inputs]
+        memo[job] = store.hash_for(kind.stage, job.config, inputs)
+    return memo[job]
+
+
+def topological(jobs: list[Job]) -> list[Job]:
+    """All jobs and their inputs, each once, every job after its inputs (stable order)."""
+    order: list[Job] = []
+    seen: set[Job] = set()
+
+    def visit(job: Job) -> None:
+        if job in seen:
+            return
+        for dep in job.inputs:
+            visit(dep)
+        seen.add(job)
+        order.append(job)
+
+    for job in jobs:
+        visit(job)
+    return order

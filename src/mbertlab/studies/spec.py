@@ -1,0 +1,98 @@
+"""Study specs: YAML with `include:`, named scales, and a design that says how the grid expands.
+
+A spec file has common keys (name, description, design, scale, scales, include) and the design's own
+keys, validated by that design's config class. `scales: {test: {...}, paper: {...}}` are deep
+overrides applied when that scale is chosen; `--set key=value` overrides come last.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+from mbertlab.config import Config, apply_overrides, parse_config, read_yaml
+from mbertlab.errors import ConfigError
+
+COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include")
+SCALES = ("test", "lab", "paper")
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    name: str
+    description: str
+    design: str
+    scale: str
+    settings: Config  # the design's validated config
+    source: str  # file the spec came from
+
+
+def builtin_specs() -> dict[str, Path]:
+    """Built-in specs shipped with the package, by name."""
+    folder = resources.files("mbertlab.studies") / "specs"
+    return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".yaml")}
+
+
+def resolve_spec_path(name_or_path: str | Path) -> Path:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such study spec file")
+        return path
+    specs = builtin_specs()
+    if str(name_or_path) not in specs:
+        import difflib
+
+        close = difflib.get_close_matches(str(name_or_path), list(specs), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ConfigError(f"unknown study {str(name_or_path)!r}{hint} (built-in: {', '.join(sorted(specs))})")
+    return specs[str(name_or_path)]
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_spec_data(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The spec's mapping with its `include:` chain merged in (the including file wins)."""
+    path = path.resolve()
+    if path in seen:
+        raise ConfigError(f"{path}: include cycle ({' -> '.join(p.name for p in seen + (path,))})")
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a study spec must be a mapping")
+    include = data.pop("include", None)
+    if include is None:
+        return data
+    base_path = resolve_spec_path(include) if not (path.parent / str(include)).is_file() else path.parent / str(include)
+    return deep_merge(read_spec_data(base_path, seen + (path,)), data)
+
+
+def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Iterable[str] = ()) -> StudySpec:
+    from mbertlab.studies.designs import DESIGNS
+
+    path = resolve_spec_path(name_or_path)
+    data = read_spec_data(path)
+    chosen = scale or data.get("scale", "lab")
+    if chosen not in SCALES:
+        raise ConfigError(f"{path}: key 'scale': expected one of {', '.join(SCALES)}, got {chosen!r}")
+    scales = data.pop("scales", {}) or {}
+    if not isinstance(scales, dict) or any(k not in SCALES for k in scales):
+        raise ConfigError(f"{path}: key 'scales': expected a mapping with keys among {', '.join(SCALES)}")
+    if chosen in scales:
+        data = deep_merge(data, scales[chosen] or {})
+    data = apply_overrides(data, overrides)
+    for key in ("name", "design"):
+        if not isinstance(data.get(key), str):
+            raise ConfigError(f"{path}: key '{key}': required (a string)")
+    design = DESIGNS.get(data["design"])
+    rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
+    settings = parse_config(design.config_class, rest, str(path))
+    return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path))
