@@ -1,8 +1,118 @@
-"""CLI: study commands (thin: parse, call one library function, print)."""
+"""CLI: study list | validate | status | run | report."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from mbertlab.cli.common import state
+
+study_app = typer.Typer(help="Declarative studies: validate, run (resumable), status, report.", no_args_is_help=True)
+console = Console()
+
+SCALE_HELP = "Scale: test (seconds), lab (minutes on 2 CPU cores), paper (GPUs)."
+SET_HELP = "Override a spec key, e.g. --set seeds=[0] (repeatable)."
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    app.add_typer(study_app, name="study")
+
+
+def _spec(name: str, scale: Optional[str], overrides: List[str]):
+    from mbertlab.studies.spec import load_spec
+
+    return load_spec(name, scale, overrides)
+
+
+@study_app.command("list")
+def list_studies() -> None:
+    """List the built-in study specs with a one-line description."""
+    from mbertlab.studies.spec import builtin_specs, load_spec
+
+    table = Table("study", "design", "description")
+    for name, path in sorted(builtin_specs().items()):
+        spec = load_spec(path)
+        table.add_row(name, spec.design, spec.description.strip().splitlines()[0] if spec.description else "")
+    console.print(table)
+
+
+@study_app.command("validate")
+def validate(
+    name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
+    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
+    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+) -> None:
+    """Check a spec (keys, languages, files) and the configs of every stage, building nothing."""
+    from mbertlab.studies.runner import study_jobs
+
+    spec = _spec(name, scale, set_)
+    jobs = study_jobs(spec)
+    console.print(f"{spec.name} ({spec.scale}): valid, {len(jobs)} stage jobs")
+
+
+@study_app.command("status")
+def status(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
+    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
+    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+) -> None:
+    """Which stage artifacts exist (done), were interrupted (partial) or are missing."""
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.studies.runner import study_status
+
+    spec = _spec(name, scale, set_)
+    table = Table("stage", "job", "hash", "state")
+    counts: dict[str, int] = {}
+    for st in study_status(spec, ArtifactStore(state(ctx).workdir)):
+        counts[st.state] = counts.get(st.state, 0) + 1
+        table.add_row(st.stage, st.job.label, st.hash, st.state)
+    console.print(table)
+    console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+
+
+@study_app.command("run")
+def run(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
+    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
+    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+    report: bool = typer.Option(True, help="Render the report when done."),
+) -> None:
+    """Build every missing stage of the study (rerun after a kill resumes), then render its report."""
+    from mbertlab.studies.report import write_report
+    from mbertlab.studies.runner import run_study
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.store.results import open_results
+
+    workdir = state(ctx).workdir
+    spec = _spec(name, scale, set_)
+    context = RunContext(ArtifactStore(workdir), open_results(workdir), spec.name)
+    run_study(spec, context)
+    if report:
+        md, html = write_report(spec, context)
+        console.print(f"report: {html}\n        {md}")
+
+
+@study_app.command("report")
+def report_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
+    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
+    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+    out: Optional[Path] = typer.Option(None, help="Output folder (default <workdir>/reports/<study>)."),
+) -> None:
+    """Render the study's tables and plots from results.db as Markdown and self-contained HTML."""
+    from mbertlab.studies.report import write_report
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.store.results import open_results
+
+    workdir = state(ctx).workdir
+    spec = _spec(name, scale, set_)
+    md, html = write_report(spec, RunContext(ArtifactStore(workdir), open_results(workdir), spec.name), out)
+    console.print(f"report: {html}\n        {md}")
