@@ -28,10 +28,16 @@ def tune_malloc() -> None:
     libc.mallopt(m_trim_threshold, 1 << 36)
 
 
+def default_threads() -> int:
+    """Threads for torch: `MBERTLAB_THREADS` when a parallel runner splits the cores, else all cores."""
+    env = os.environ.get("MBERTLAB_THREADS", "")
+    return int(env) if env.isdigit() and int(env) > 0 else cpu_count()
+
+
 def setup_torch(threads: int | None = None) -> None:
     import torch
 
-    torch.set_num_threads(threads or cpu_count())
+    torch.set_num_threads(threads or default_threads())
     tune_malloc()
 
 
