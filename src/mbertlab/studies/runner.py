@@ -1,16 +1,23 @@
 """Run a study: expand its spec into jobs, build what is missing, keep going after a kill.
 
 Every job goes through the artifact store, so a rerun reuses what is complete and resumes what
-was interrupted (pretraining continues from its last checkpoint).
+was interrupted (pretraining continues from its last checkpoint). With `jobs > 1`, independent
+jobs run in parallel worker processes that split the CPU cores; file locks keep builds unique.
 """
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 
 from mbertlab.progress import progress
+from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, job_hash, topological
 from mbertlab.studies.spec import StudySpec
 
@@ -47,22 +54,71 @@ def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:
     return out
 
 
-def run_study(spec: StudySpec, ctx: RunContext) -> dict[Job, Artifact]:
+def build_job(job: Job, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return STAGE_KINDS.get(job.kind).build(job.config, inputs, ctx)
+
+
+def _worker_build(job: Job, inputs: list[Artifact], workdir: str, results_path: str, study: str) -> Artifact:
+    """Entry point of a worker process (spawned: a fresh interpreter with its share of the cores)."""
+    from mbertlab.runtime import setup_torch
+
+    setup_torch()
+    ctx = RunContext(ArtifactStore(workdir), ResultsDB(results_path), study)
+    return build_job(job, inputs, ctx)
+
+
+def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1) -> dict[Job, Artifact]:
     """Build every job of the study in dependency order; returns the artifact of each job."""
     statuses = study_status(spec, ctx.store)
-    todo_weight = sum(STAGE_KINDS.get(s.job.kind).weight for s in statuses if s.state != "done")
-    built: dict[Job, Artifact] = {}
+    todo = sum(STAGE_KINDS.get(s.job.kind).weight for s in statuses if s.state != "done")
     started = time.time()
     with progress() as bar:
-        task = bar.add_task(f"study {spec.name}", total=max(todo_weight, 1e-9))
-        for status in statuses:
-            job = status.job
-            kind = STAGE_KINDS.get(job.kind)
+        task = bar.add_task(f"study {spec.name}", total=max(todo, 1e-9))
+
+        def finished(status: JobStatus) -> None:
             if status.state != "done":
-                bar.update(task, description=f"{spec.name}: {job.label or job.kind}")
-                log.info("building %s (%s)", job.label or job.kind, status.hash)
-            built[job] = kind.build(job.config, [built[i] for i in job.inputs], ctx)
-            if status.state != "done":
-                bar.advance(task, kind.weight)
+                bar.advance(task, STAGE_KINDS.get(status.job.kind).weight)
+
+        if jobs <= 1:
+            built = _run_serial(statuses, ctx, finished)
+        else:
+            built = _run_parallel(statuses, ctx, jobs, finished)
     log.info("study %s finished in %.1f s", spec.name, time.time() - started)
+    return built
+
+
+def _run_serial(statuses, ctx, finished) -> dict[Job, Artifact]:
+    built: dict[Job, Artifact] = {}
+    for status in statuses:
+        built[status.job] = build_job(status.job, [built[i] for i in status.job.inputs], ctx)
+        finished(status)
+    return built
+
+
+def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
+    """Submit each job once all its inputs are built; cheap 'done' jobs resolve in this process."""
+    built: dict[Job, Artifact] = {}
+    pending = list(statuses)
+    running: dict[Future, JobStatus] = {}
+    spawn = multiprocessing.get_context("spawn")
+    threads = str(max(1, cpu_count() // jobs))
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, initializer=os.environ.__setitem__,
+                             initargs=("MBERTLAB_THREADS", threads)) as pool:
+        while pending or running:
+            for status in [s for s in pending if all(i in built for i in s.job.inputs)]:
+                pending.remove(status)
+                inputs = [built[i] for i in status.job.inputs]
+                if status.state == "done":
+                    built[status.job] = build_job(status.job, inputs, ctx)
+                    continue
+                fut = pool.submit(_worker_build, status.job, inputs, str(ctx.store.workdir),
+                                  str(ctx.results.path), ctx.study)
+                running[fut] = status
+            if not running:
+                continue
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                status = running.pop(fut)
+                built[status.job] = fut.result()
+                finished(status)
     return built
