@@ -58,6 +58,10 @@ def build_job(job: Job, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return STAGE_KINDS.get(job.kind).build(job.config, inputs, ctx)
 
 
+def _set_threads(threads: str) -> None:
+    os.environ["MBERTLAB_THREADS"] = threads
+
+
 def _worker_build(job: Job, inputs: list[Artifact], workdir: str, results_path: str, study: str) -> Artifact:
     """Entry point of a worker process (spawned: a fresh interpreter with its share of the cores)."""
     from mbertlab.runtime import setup_torch
@@ -102,8 +106,8 @@ def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
     running: dict[Future, JobStatus] = {}
     spawn = multiprocessing.get_context("spawn")
     threads = str(max(1, cpu_count() // jobs))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, initializer=os.environ.__setitem__,
-                             initargs=("MBERTLAB_THREADS", threads)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, initializer=_set_threads,
+                             initargs=(threads,)) as pool:
         while pending or running:
             for status in [s for s in pending if all(i in built for i in s.job.inputs)]:
                 pending.remove(status)
