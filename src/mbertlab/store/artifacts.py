@@ -72,7 +72,7 @@ def _git_commit() -> str | None:
 
 class ArtifactStore:
     def __init__(self, workdir: str | Path):
-        self.workdir = Path(workdir)
+        self.workdir = Path(workdir).resolve()
 
     def hash_for(self, stage: str, config: Config, inputs: Sequence[Artifact] = ()) -> str:
         return content_hash({"stage": stage, "config": config.model_dump(mode="json")}, [a.hash for a in inputs])
