@@ -1,0 +1,93 @@
+"""Design `conditions` (K et al. 2020 Tables 1–3): one source language, targets that each differ from
+it in one controlled way; one bilingual encoder per (source, target) pair and seed; tasks fine-tuned on
+the source and evaluated in-language and zero-shot on the target, beside two controls (a randomly
+initialised encoder fine-tuned the same way, the majority tag) and a label-free alignment measure
+(word-retrieval MRR with contextual vectors and the gold lexicon).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from mbertlab.config import Config
+from mbertlab.studies.designs import DESIGNS, Design
+from mbertlab.studies.jobs import Job
+from mbertlab.studies.spec import StudySpec
+
+
+class Condition(Config):
+    name: str = Field(description="Row label in the table, e.g. 'fake script'.")
+    target: str = Field(description="Target language name (a language of the generated data).")
+
+
+class GeneratedData(Config):
+    kind: Literal["generated"] = "generated"
+    preset: str = Field("quick", description="Preset of `mbertlab generate`.")
+    seed: int = 0
+    set: dict[str, Any] = Field(default_factory=dict, description="Overrides of the generator config.")
+
+
+class ConditionsSettings(Config):
+    data: GeneratedData = Field(default_factory=GeneratedData)
+    source: str = Field("src", description="The language every task is fine-tuned on.")
+    conditions: list[Condition] = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1,
+                             description="One pretraining and fine-tuning per seed and condition.")
+    tasks: list[Literal["upos", "ner", "parsing"]] = Field(default_factory=lambda: ["upos", "ner"])
+    tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys.")
+    pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
+    finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys.")
+    controls: list[Literal["random_init", "majority"]] = Field(default_factory=lambda: ["random_init", "majority"])
+    retrieval: bool = Field(True, description="Word-retrieval MRR between source and target per encoder.")
+
+
+def plan(spec: StudySpec) -> list[Job]:
+    from mbertlab.studies import stages
+
+    s: ConditionsSettings = spec.settings  # type: ignore[assignment]
+    generated = stages.generate_job(s.data.preset, s.data.seed, s.data.set)
+    languages = stages.generated_languages(generated)
+    for cond in s.conditions:
+        for lang in (s.source, cond.target):
+            if lang not in languages:
+                from mbertlab.errors import ConfigError
+
+                raise ConfigError(f"{spec.source}: condition {cond.name!r}: unknown language {lang!r} "
+                                  f"(generated: {', '.join(languages)})")
+    jobs: list[Job] = []
+    for cond in s.conditions:
+        jobs += _condition_jobs(s, cond, generated)
+    return jobs
+
+
+def _condition_jobs(s: ConditionsSettings, cond: Condition, generated: Job) -> list[Job]:
+    from mbertlab.studies import stages
+
+    pair = [s.source, cond.target]
+    tags = (("condition", cond.name),)
+    shards = stages.shards_job(generated, pair, s.tokenizer, tags)
+    jobs: list[Job] = []
+    if "majority" in s.controls:
+        jobs += [stages.transfer_job(None, generated, task, s.source, pair, s.finetune, 0, "majority",
+                                     tags + (("control", "majority"),)) for task in s.tasks]
+    for seed in s.seeds:
+        encoder = stages.pretrain_job(shards, s.pretrain, seed, tags + (("seed", str(seed)),))
+        variants = [("pretrained", "finetune")] + ([("random_init", "random_init")] if "random_init" in s.controls else [])
+        for control, mode in variants:
+            vtags = tags + (("seed", str(seed)), ("control", control))
+            jobs += [stages.transfer_job(encoder, generated, task, s.source, pair, s.finetune, seed, mode, vtags)
+                     for task in s.tasks]
+            if s.retrieval:
+                jobs.append(stages.retrieval_job(encoder, generated, s.source, cond.target, seed,
+                                                 control == "random_init", vtags))
+    return jobs
+
+
+def report(spec: StudySpec, store, results):
+    from mbertlab.studies.designs.conditions_report import conditions_report
+
+    return conditions_report(spec, store, results)
+
+
+DESIGNS.register("conditions")(Design(ConditionsSettings, plan, report))
