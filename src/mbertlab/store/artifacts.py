@@ -50,6 +50,14 @@ class Artifact:
         return self.path / name
 
 
+def final_path(build_dir: Path) -> Path:
+    """Where an artifact being built in `build_dir` (a `.partial-<hash>` dir) will live when complete.
+
+    Builders that record their artifact (results rows, logs) name this path, not the partial one.
+    """
+    return build_dir.parent / build_dir.name.removeprefix(".partial-")
+
+
 def environment_info() -> dict[str, Any]:
     """Versions and host recorded in every artifact's meta.json (no heavy imports)."""
     versions = {"mbertlab": __version__, "python": platform.python_version()}

@@ -10,9 +10,9 @@ from mbertlab.studies.spec import StudySpec
 
 
 def write_report(spec: StudySpec, ctx: RunContext, out: Path | None = None) -> tuple[Path, Path]:
-    from mbertlab.studies.designs import DESIGNS
+    from mbertlab.studies.designs import get_design
 
-    report = DESIGNS.get(spec.design).report(spec, ctx.store, ctx.results)
+    report = get_design(spec.design).report(spec, ctx.store, ctx.results)
     report.versions = environment_info()["versions"]
     report.configs = {"study spec": {"name": spec.name, "scale": spec.scale, "design": spec.design,
                                      **spec.settings.model_dump(mode="json")}, **report.configs}

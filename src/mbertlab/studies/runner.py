@@ -33,9 +33,9 @@ class JobStatus:
 
 
 def study_jobs(spec: StudySpec) -> list[Job]:
-    from mbertlab.studies.designs import DESIGNS
+    from mbertlab.studies.designs import get_design
 
-    return topological(DESIGNS.get(spec.design).plan(spec))
+    return topological(get_design(spec.design).plan(spec))
 
 
 def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:

@@ -76,7 +76,7 @@ def read_spec_data(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 
 
 def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Iterable[str] = ()) -> StudySpec:
-    from mbertlab.studies.designs import DESIGNS
+    from mbertlab.studies.designs import get_design
 
     path = resolve_spec_path(name_or_path)
     data = read_spec_data(path)
@@ -92,7 +92,7 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     for key in ("name", "design"):
         if not isinstance(data.get(key), str):
             raise ConfigError(f"{path}: key '{key}': required (a string)")
-    design = DESIGNS.get(data["design"])
+    design = get_design(data["design"])
     rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
     settings = parse_config(design.config_class, rest, str(path))
     return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path))

@@ -22,6 +22,21 @@ class Design:
 DESIGNS: Registry[Design] = Registry("study design")
 
 
+def get_design(name: str) -> Design:
+    """A built-in design, or `package.module:name` for a design a user registers in their own module."""
+    if ":" in name:
+        import importlib
+
+        module = name.split(":", 1)[0]
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            from mbertlab.errors import ConfigError
+
+            raise ConfigError(f"design {name!r}: cannot import {module!r} ({err})") from None
+    return DESIGNS.get(name)
+
+
 def _load_builtin_designs() -> None:
     from mbertlab.studies.designs import conditions  # noqa: F401  (registers itself)
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from mbertlab.config import Config
+from mbertlab.errors import ConfigError
 from mbertlab.studies.designs import DESIGNS, Design
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
@@ -48,13 +49,11 @@ def plan(spec: StudySpec) -> list[Job]:
     s: ConditionsSettings = spec.settings  # type: ignore[assignment]
     generated = stages.generate_job(s.data.preset, s.data.seed, s.data.set)
     languages = stages.generated_languages(generated)
-    for cond in s.conditions:
-        for lang in (s.source, cond.target):
-            if lang not in languages:
-                from mbertlab.errors import ConfigError
-
-                raise ConfigError(f"{spec.source}: condition {cond.name!r}: unknown language {lang!r} "
-                                  f"(generated: {', '.join(languages)})")
+    problems = [f"{spec.source}: key 'conditions': {cond.name!r}: unknown language {lang!r} "
+                f"(generated: {', '.join(languages)})"
+                for cond in s.conditions for lang in dict.fromkeys((s.source, cond.target)) if lang not in languages]
+    if problems:
+        raise ConfigError("\n".join(dict.fromkeys(problems)))
     jobs: list[Job] = []
     for cond in s.conditions:
         jobs += _condition_jobs(s, cond, generated)

@@ -1,0 +1,119 @@
+"""The study runner on a toy design: end to end, resume after SIGKILL, parallel workers, spec errors."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mbertlab.errors import ConfigError
+from mbertlab.store.artifacts import ArtifactStore
+from mbertlab.store.results import ResultsDB
+from mbertlab.studies.jobs import RunContext
+from mbertlab.studies.report import write_report
+from mbertlab.studies.runner import run_study, study_status
+from mbertlab.studies.spec import load_spec
+
+REPO = Path(__file__).resolve().parents[2]
+TOY = "tests.studies.toydesign:toy"
+
+
+def write_spec(path: Path, log_dir: Path, **settings) -> Path:
+    data = {"name": "toy", "design": TOY, "description": "toy", "cells": ["a", "bb"], "seeds": [0, 1],
+            "log_dir": str(log_dir), **settings}
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def builds(log_dir: Path) -> list[str]:
+    log = log_dir / "builds.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def context(workdir: Path) -> RunContext:
+    return RunContext(ArtifactStore(workdir), ResultsDB(workdir / "results.db"), "toy")
+
+
+def table_text(spec, workdir: Path) -> str:
+    md, html = write_report(spec, context(workdir))
+    assert html.read_text().startswith("<!doctype html>")
+    return md.read_text().split("## Versions")[0]
+
+
+def test_two_cells_end_to_end_and_reuse(tmp_path):
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path))
+    ctx = context(tmp_path / "w")
+    run_study(spec, ctx)
+    assert sorted(builds(tmp_path)) == ["make a", "make bb", "score a 0", "score a 1", "score bb 0", "score bb 1"]
+    assert ctx.results.count() == 4
+    text = table_text(spec, tmp_path / "w")
+    # cell a: values 0.1 and 0.11 -> mean 10.5 %, sample std 0.7 %
+    assert "| a | 10.5 ± 0.7 |" in text and "| bb | 20.5 ± 0.7 |" in text
+    run_study(spec, ctx)  # everything cached: nothing rebuilt, no duplicate rows
+    assert len(builds(tmp_path)) == 6 and ctx.results.count() == 4
+    assert {s.state for s in study_status(spec, ctx.store)} == {"done"}
+
+
+def test_parallel_workers_build_each_job_once(tmp_path):
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, sleep=0.2))
+    run_study(spec, context(tmp_path / "w"), jobs=2)
+    assert sorted(builds(tmp_path)) == ["make a", "make bb", "score a 0", "score a 1", "score bb 0", "score bb 1"]
+    serial = tmp_path / "serial"
+    serial.mkdir()
+    spec_serial = load_spec(write_spec(tmp_path / "toy2.yaml", tmp_path / "serial", sleep=0.2))
+    run_study(spec_serial, context(tmp_path / "w2"))
+    assert table_text(spec, tmp_path / "w").replace(str(tmp_path / "serial"), str(tmp_path)) == \
+        table_text(spec_serial, tmp_path / "w2").replace(str(tmp_path / "serial"), str(tmp_path))
+
+
+@pytest.mark.slow
+def test_sigkill_mid_study_then_rerun(tmp_path):
+    spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=1.0)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / "w"), "study", "run", str(spec_path)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while len(builds(tmp_path)) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = builds(tmp_path)
+    assert 2 <= len(before) < 6
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = builds(tmp_path)
+    assert sorted(after) == ["make a", "make bb", "score a 0", "score a 1", "score bb 0", "score bb 1"]
+    assert after[: len(before)] == before  # nothing complete was built again
+    reference = tmp_path / "ref"
+    reference.mkdir()
+    spec_ref = load_spec(write_spec(tmp_path / "ref.yaml", reference))
+    run_study(spec_ref, context(tmp_path / "w_ref"))
+    spec = load_spec(spec_path)
+    assert table_text(spec, tmp_path / "w") == table_text(spec_ref, tmp_path / "w_ref")
+
+
+def test_invalid_spec_reports_every_problem_and_runs_nothing(tmp_path):
+    path = write_spec(tmp_path / "toy.yaml", tmp_path, colour="red", seeds="zero")
+    with pytest.raises(ConfigError) as err:
+        load_spec(path)
+    lines = str(err.value).splitlines()
+    assert any("'colour'" in l and "unknown key" in l for l in lines)
+    assert any("'seeds'" in l for l in lines)
+    assert all(str(path) in l for l in lines)
+    assert not (tmp_path / "w").exists()
+
+
+def test_include_and_scales(tmp_path):
+    base = write_spec(tmp_path / "base.yaml", tmp_path, scales={"test": {"cells": ["z"]}})
+    child = tmp_path / "child.yaml"
+    child.write_text(yaml.safe_dump({"include": "base.yaml", "name": "child", "seeds": [3]}))
+    lab = load_spec(child)
+    assert lab.name == "child" and lab.settings.seeds == [3] and lab.settings.cells == ["a", "bb"]
+    assert load_spec(child, scale="test").settings.cells == ["z"]
+    assert load_spec(child, overrides=["seeds=[4, 5]"]).settings.seeds == [4, 5]
+    with pytest.raises(ConfigError, match="scale"):
+        load_spec(base, scale="huge")

@@ -1,0 +1,94 @@
+"""A toy study design with cheap stages, to test the runner apart from real training.
+
+Each build appends a line to `<log_dir>/builds.log`, so tests can count builds across processes.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from mbertlab.config import Config
+from mbertlab.report.render import Report
+from mbertlab.report.tables import Cell, Table
+from mbertlab.store.artifacts import final_path
+from mbertlab.store.results import ResultRow
+from mbertlab.studies.designs import DESIGNS, Design
+from mbertlab.studies.designs.conditions_report import rows_by_job
+from mbertlab.studies.jobs import STAGE_KINDS, Job, StageKind
+
+
+class ToySettings(Config):
+    cells: list[str]
+    seeds: list[int] = [0]
+    sleep: float = 0.0
+    log_dir: str
+
+
+class MakeConfig(Config):
+    cell: str
+    log_dir: str
+    sleep: float
+
+
+class ScoreConfig(Config):
+    cell: str
+    seed: int
+    log_dir: str
+    sleep: float
+
+
+def _log(log_dir: str, text: str) -> None:
+    with open(Path(log_dir) / "builds.log", "a", encoding="utf-8") as f:
+        f.write(text + "\n")
+
+
+def build_make(config: MakeConfig, inputs, ctx):
+    def builder(out: Path) -> None:
+        time.sleep(config.sleep)
+        (out / "value.json").write_text(json.dumps({"value": len(config.cell)}))
+        _log(config.log_dir, f"make {config.cell}")
+
+    return ctx.store.build("toy_make", config, builder, inputs)
+
+
+def build_score(config: ScoreConfig, inputs, ctx):
+    made = json.loads((inputs[0].path / "value.json").read_text())["value"]
+
+    def builder(out: Path) -> None:
+        time.sleep(config.sleep)
+        row = ResultRow(metric="accuracy", value=made / 10 + config.seed / 100, study=ctx.study,
+                        task="toy", test_lang=config.cell, seed=config.seed, artifact=str(final_path(out)))
+        ctx.results.add([row], replace_artifact=row.artifact)
+        _log(config.log_dir, f"score {config.cell} {config.seed}")
+
+    return ctx.store.build("toy_score", config, builder, inputs)
+
+
+STAGE_KINDS.register("toy_make")(StageKind("toy_make", build_make))
+STAGE_KINDS.register("toy_score")(StageKind("toy_score", build_score))
+
+
+def plan(spec) -> list[Job]:
+    s: ToySettings = spec.settings
+    jobs = []
+    for cell in s.cells:
+        make = Job("toy_make", MakeConfig(cell=cell, log_dir=s.log_dir, sleep=s.sleep), label=f"make {cell}")
+        jobs += [Job("toy_score", ScoreConfig(cell=cell, seed=seed, log_dir=s.log_dir, sleep=s.sleep), (make,),
+                     label=f"score {cell} {seed}", tags=(("cell", cell),)) for seed in s.seeds]
+    return jobs
+
+
+def report(spec, store, results) -> Report:
+    s: ToySettings = spec.settings
+    from mbertlab.studies.runner import study_jobs
+
+    rows = rows_by_job(study_jobs(spec), store, results)
+    body = []
+    for cell in s.cells:
+        vals = [r.value for job, rs in rows.items() if job.tag("cell") == cell for r in rs]
+        body.append([cell, Cell(vals, 100.0, 1)])
+    return Report("toy", "toy study", [Table("toy scores", ["cell", "accuracy"], body)])
+
+
+DESIGNS.register("tests.studies.toydesign:toy")(Design(ToySettings, plan, report))
