@@ -1,0 +1,82 @@
+"""Config of generated languages: one shared grammar, languages that realise it differently."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from mbertlab.config import Config
+
+Variant = Literal["fresh", "fake_script", "unigram"]
+
+
+class LexiconSizes(Config):
+    """Number of concepts per word class (the lexicon size of every language)."""
+
+    NOUN: int = 80
+    VERB: int = 40
+    ADJ: int = 30
+    ADV: int = 10
+    ADP: int = 8
+    DET: int = 5
+    PRON: int = 6
+    NUM: int = 10
+    CCONJ: int = 2
+    PER: int = 20
+    LOC: int = 10
+    ORG: int = 10
+
+
+class LanguageConfig(Config):
+    name: str = Field(description="Language code used in file names and tables.")
+    base: str | None = Field(None, description="Language this one derives from (its lexicon and corpus).")
+    variant: Variant = Field("fresh", description="fresh: own word forms; fake_script: the base's forms "
+                             "rewritten in a disjoint script; unigram: the base's sentence lengths with words "
+                             "drawn i.i.d. from its unigram distribution.")
+    word_order: Literal["SVO", "SOV", "VSO"] = "SVO"
+    adjective: Literal["before", "after"] = "before"
+    adposition: Literal["pre", "post"] = "pre"
+    morphology: bool = Field(False, description="Plural suffix on nouns, subject agreement on verbs.")
+    alphabet: str = Field("ptkbdgmnslrfvz aeiou", description="Consonants, a space, vowels: syllables are CV.")
+    shared_vocabulary: float = Field(0.0, ge=0.0, le=1.0, description="Share of the base's word forms kept "
+                                     "identical (fresh languages with a base only).")
+    script_shift: int = Field(0xF0000, description="Code-point shift of the fake script (plane 15, private use: "
+                              "no real text uses it).")
+    sample_seed: int = Field(0, description="Seed of this language's own sentence sample (independent texts).")
+
+
+class SplitSizes(Config):
+    train: int = 20000
+    dev: int = 1000
+    test: int = 1000
+
+
+class GenerateConfig(Config):
+    seed: int = 0
+    lexicon: LexiconSizes = Field(default_factory=LexiconSizes)
+    zipf: float = Field(1.0, description="Zipf exponent of word choice within a class.")
+    sentences: SplitSizes = Field(default_factory=SplitSizes)
+    languages: list[LanguageConfig] = Field(min_length=1)
+    p_adjective: float = 0.4
+    p_pp: float = 0.35
+    p_adverb: float = 0.3
+    p_coordination: float = 0.15
+    p_pronoun: float = 0.15
+    p_name: float = 0.2
+
+
+def quick_preset() -> dict:
+    """The quick study's languages: a source and four targets that each differ in one controlled way."""
+    return {
+        "languages": [
+            {"name": "src", "sample_seed": 1},
+            {"name": "same", "base": "src", "shared_vocabulary": 0.5, "sample_seed": 2},
+            {"name": "fake", "base": "src", "variant": "fake_script", "sample_seed": 3},
+            {"name": "fake_sov", "base": "src", "variant": "fake_script", "word_order": "SOV",
+             "adjective": "after", "adposition": "post", "sample_seed": 4},
+            {"name": "unigram", "base": "fake", "variant": "unigram", "sample_seed": 5},
+        ]
+    }
+
+
+PRESETS = {"quick": quick_preset}
