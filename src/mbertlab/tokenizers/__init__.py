@@ -1,0 +1,1 @@
+"""Tokenizers (word, WordPiece, character, SentencePiece unigram) and token shards."""

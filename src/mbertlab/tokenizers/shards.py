@@ -1,0 +1,127 @@
+"""Token shards: each language's text as one flat memory-mapped array of ids plus sentence offsets.
+
+Written chunk by chunk (bounded memory); the `tokenizers` batch encoder uses every core.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field
+
+from mbertlab.config import Config
+
+CHUNK_LINES = 10_000
+
+
+class ShardsConfig(Config):
+    languages: list[str] = Field(min_length=1)
+    splits: list[str] = Field(default_factory=lambda: ["train", "dev"])
+
+
+def dtype_for(vocab_size: int) -> np.dtype:
+    return np.dtype(np.uint16) if vocab_size <= np.iinfo(np.uint16).max + 1 else np.dtype(np.uint32)
+
+
+def _chunks(path: Path):
+    with path.open(encoding="utf-8") as f:
+        chunk = []
+        for line in f:
+            chunk.append(line.rstrip("\n"))
+            if len(chunk) == CHUNK_LINES:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+
+def encode_file(tokenizer, path: Path, ids_path: Path, offsets_path: Path, dtype: np.dtype) -> tuple[int, int]:
+    """Encode one text file; returns (sentences, tokens). Ids go to a raw temp file, then into the .npy."""
+    raw = ids_path.with_suffix(".raw")
+    lengths: list[int] = []
+    with raw.open("wb") as out:
+        for chunk in _chunks(path):
+            encodings = tokenizer.encode_batch(chunk, add_special_tokens=False)
+            for enc in encodings:
+                out.write(np.asarray(enc.ids, dtype=dtype).tobytes())
+                lengths.append(len(enc.ids))
+    total = int(sum(lengths))
+    ids = np.lib.format.open_memmap(ids_path, mode="w+", dtype=dtype, shape=(total,))
+    if total:
+        ids[:] = np.memmap(raw, dtype=dtype, mode="r", shape=(total,))
+    ids.flush()
+    del ids
+    raw.unlink()
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    np.save(offsets_path, offsets)
+    return len(lengths), total
+
+
+def write_shards_into(config: ShardsConfig, tokenizer_dir: Path, texts: dict[str, dict[str, Path]], out: Path) -> None:
+    """`texts[lang][split]` is a one-sentence-per-line file; writes the layout of docs/artifacts.md."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+    vocab_size = tokenizer.get_vocab_size()
+    dtype = dtype_for(vocab_size)
+    info = {"languages": config.languages, "splits": config.splits, "dtype": dtype.name,
+            "vocab_size": vocab_size, "tokens": {}, "sentences": {}}
+    for lang in config.languages:
+        info["tokens"][lang], info["sentences"][lang] = {}, {}
+        for split in config.splits:
+            n, total = encode_file(tokenizer, texts[lang][split], out / f"{lang}.{split}.ids.npy",
+                                   out / f"{lang}.{split}.offsets.npy", dtype)
+            info["sentences"][lang][split], info["tokens"][lang][split] = n, total
+    shutil.copytree(tokenizer_dir, out / "tokenizer", ignore=shutil.ignore_patterns("config.json", "meta.json",
+                                                                                     "inputs.json", "log.txt"))
+    (out / "shards.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+
+
+class ShardReader:
+    """Random access to shards without loading them (memory-mapped)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.info = json.loads((self.path / "shards.json").read_text(encoding="utf-8"))
+        self._cache: dict[tuple[str, str, str], np.ndarray] = {}
+
+    @property
+    def languages(self) -> list[str]:
+        return list(self.info["languages"])
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.info["vocab_size"])
+
+    @property
+    def tokenizer_dir(self) -> Path:
+        return self.path / "tokenizer"
+
+    def _load(self, lang: str, split: str, what: str) -> np.ndarray:
+        key = (lang, split, what)
+        if key not in self._cache:
+            self._cache[key] = np.load(self.path / f"{lang}.{split}.{what}.npy", mmap_mode="r")
+        return self._cache[key]
+
+    def tokens(self, lang: str, split: str = "train") -> np.ndarray:
+        return self._load(lang, split, "ids")
+
+    def offsets(self, lang: str, split: str = "train") -> np.ndarray:
+        return self._load(lang, split, "offsets")
+
+    def num_sentences(self, lang: str, split: str = "train") -> int:
+        return len(self.offsets(lang, split)) - 1
+
+    def sentence(self, lang: str, split: str, i: int) -> np.ndarray:
+        off = self.offsets(lang, split)
+        return np.asarray(self.tokens(lang, split)[off[i]:off[i + 1]])
+
+    def token_counts(self, split: str = "train") -> np.ndarray:
+        """Occurrences of each id over all languages (for count^-0.5 masking)."""
+        counts = np.zeros(self.vocab_size, dtype=np.int64)
+        for lang in self.languages:
+            counts += np.bincount(self.tokens(lang, split), minlength=self.vocab_size)
+        return counts

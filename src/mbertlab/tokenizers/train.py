@@ -1,0 +1,131 @@
+"""Train tokenizers and save them as Hugging Face tokenizer directories (AutoTokenizer loads them).
+
+Special ids are fixed for every kind: [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4, then the per-language
+[SEP-xx] markers when enabled, then the learned vocabulary.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Literal
+
+from pydantic import Field
+
+from mbertlab.config import Config
+from mbertlab.errors import ConfigError
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
+
+
+class TokenizerConfig(Config):
+    kind: Literal["word", "wordpiece", "char"] = Field("word", description="word: top-K whitespace words; "
+                                                       "wordpiece: HF WordPiece; char: every character seen.")
+    vocab_size: int = Field(8000, gt=0, description="Learned vocabulary size, excluding special tokens.")
+    languages: list[str] = Field(default_factory=list, description="Languages, in order; markers follow it.")
+    markers: bool = Field(False, description="Add one [SEP-xx] token per language (K et al. §3.4.2).")
+    lowercase: bool = False
+    sentences_per_language: int | None = Field(None, description="Learn from the same number of sentences of "
+                                               "each language (default: that of the smallest).")
+    seed: int = 0
+
+
+def marker_token(lang: str) -> str:
+    return f"[SEP-{lang}]"
+
+
+def special_tokens(config: TokenizerConfig) -> list[str]:
+    return SPECIALS + ([marker_token(l) for l in sorted(config.languages)] if config.markers else [])
+
+
+def balanced_lines(files: dict[str, Path], per_language: int | None) -> Iterable[str]:
+    """The first n lines of each language, n = the smallest language's count unless given."""
+    counts = {lang: sum(1 for _ in path.open(encoding="utf-8")) for lang, path in files.items()}
+    n = per_language or min(counts.values())
+    for lang, path in files.items():
+        with path.open(encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                if i >= n:
+                    break
+                yield line.rstrip("\n")
+
+
+def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: Path) -> None:
+    """Learn the vocabulary from `files` (language → one-sentence-per-line text) and save to `out`."""
+    missing = [l for l in config.languages if l not in files]
+    if missing:
+        raise ConfigError(f"tokenizer: no training text for language(s) {', '.join(missing)}")
+    lines = balanced_lines({l: files[l] for l in (config.languages or sorted(files))}, config.sentences_per_language)
+    if config.lowercase:
+        lines = (line.lower() for line in lines)
+    specials = special_tokens(config)
+    if config.kind == "wordpiece":
+        tokenizer = _wordpiece(config, lines, specials)
+    else:
+        tokenizer = _counted(config, lines, specials)
+    _save(tokenizer, config, out, len(specials))
+
+
+def _counted(config: TokenizerConfig, lines: Iterable[str], specials: list[str]):
+    """Word or character vocabularies: the most frequent units (ties broken by the unit itself)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    counts: Counter[str] = Counter()
+    for line in lines:
+        counts.update(line.split() if config.kind == "word" else [c for c in line if not c.isspace()])
+    units = sorted(counts, key=lambda u: (-counts[u], u))[: config.vocab_size]
+    vocab = {tok: i for i, tok in enumerate(specials + [u for u in units if u not in specials])}
+    if config.kind == "word":
+        tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+        tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    else:
+        tokenizer = Tokenizer(models.WordPiece(_char_vocab(vocab), unk_token="[UNK]", max_input_chars_per_word=10_000))
+        tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return tokenizer
+
+
+def _char_vocab(vocab: dict[str, int]) -> dict[str, int]:
+    """Characters as WordPiece units: the first character of a word bare, the others as ##c."""
+    out = dict(vocab)
+    for unit in list(vocab):
+        if unit not in SPECIALS and not unit.startswith("[SEP-"):
+            out.setdefault(f"##{unit}", len(out))
+    return out
+
+
+def _wordpiece(config: TokenizerConfig, lines: Iterable[str], specials: list[str]):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(vocab_size=config.vocab_size + len(specials), special_tokens=specials,
+                                        show_progress=False)
+    tokenizer.train_from_iterator(lines, trainer)
+    return tokenizer
+
+
+def _save(tokenizer, config: TokenizerConfig, out: Path, n_specials: int) -> None:
+    from tokenizers import decoders, processors
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", CLS_ID), ("[SEP]", SEP_ID)])
+    tokenizer.decoder = decoders.WordPiece() if config.kind != "word" else decoders.WordPiece(prefix="\0")
+    for i, tok in enumerate(SPECIALS):
+        if tokenizer.token_to_id(tok) != i:
+            raise RuntimeError(f"special token {tok} got id {tokenizer.token_to_id(tok)}, expected {i}")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
+                                   do_lower_case=config.lowercase)
+    fast.save_pretrained(str(out))
+    info = {"kind": config.kind, "vocab_size": tokenizer.get_vocab_size(), "languages": config.languages,
+            "markers": config.markers, "specials": n_specials}
+    (out / "mbertlab_tokenizer.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+
+
+def load_tokenizer(path: str | Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(path))
