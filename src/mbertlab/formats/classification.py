@@ -1,0 +1,45 @@
+"""Labelled texts: MLDoc (`label<TAB>text`) and language ID (a label column or a parallel label file)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from mbertlab.errors import DataError
+from mbertlab.formats.common import ReadStats, guarded, nfc, numbered_lines
+from mbertlab.formats.records import TextExample
+
+MLDOC_LABELS = ("CCAT", "ECAT", "GCAT", "MCAT")
+
+
+def read_labelled(path: str | Path, *, labels: Iterable[str] | None = None, skip_invalid: bool = False,
+                  stats: ReadStats | None = None) -> Iterator[TextExample]:
+    allowed = set(labels) if labels is not None else None
+
+    def parse(item) -> TextExample:
+        number, line = item
+        label, sep, text = line.partition("\t")
+        if not sep or not text.strip():
+            raise DataError(path, number, "expected label<TAB>text")
+        if allowed is not None and label not in allowed:
+            raise DataError(path, number, f"expected a label in {', '.join(sorted(allowed))}, got {label!r}")
+        return TextExample(nfc(text.strip()), label, line=number)
+
+    return guarded((i for i in numbered_lines(path) if i[1].strip()), stats, skip_invalid, parse)
+
+
+def read_mldoc(path: str | Path, **kwargs) -> Iterator[TextExample]:
+    return read_labelled(path, labels=MLDOC_LABELS, **kwargs)
+
+
+def read_langid(path: str | Path, labels_path: str | Path | None = None, **kwargs) -> Iterator[TextExample]:
+    """One sentence per line with `label<TAB>text`, or plain sentences plus a parallel label file."""
+    if labels_path is None:
+        yield from read_labelled(path, **kwargs)
+        return
+    texts, labels = numbered_lines(path), numbered_lines(labels_path)
+    for (number, text), label_line in zip(texts, labels):
+        if not text.strip() or not label_line[1].strip():
+            raise DataError(path, number, "expected a non-empty sentence and label on this line")
+        yield TextExample(nfc(text.strip()), label_line[1].strip(), line=number)
+    if next(texts, None) is not None or next(labels, None) is not None:
+        raise DataError(labels_path, None, f"expected as many labels as sentences in {path}")

@@ -1,0 +1,69 @@
+"""XNLI-style TSVs: the multi-language file with a header (`language`, `gold_label`, `sentence1`,
+`sentence2`), the MultiNLI train file, and headerless `premise<TAB>hypothesis<TAB>label` (XTREME, XGLUE)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+from mbertlab.errors import DataError
+from mbertlab.formats.common import ReadStats, guarded, nfc, numbered_lines
+from mbertlab.formats.records import XNLI_LABELS, PairExample
+
+LABEL_ALIASES = {"contradictory": "contradiction"}
+
+
+def read_xnli(path: str | Path, *, languages: Iterable[str] | None = None, lang: str = "",
+              skip_invalid: bool = False, stats: ReadStats | None = None) -> Iterator[PairExample]:
+    """Pairs of an XNLI file; `lang` names the language of a headerless single-language file."""
+    wanted = set(languages) if languages is not None else None
+    lines = numbered_lines(path)
+    first = next(lines, None)
+    if first is None:
+        return iter(())
+    header = first[1].split("\t")
+    if "gold_label" in header:
+        columns = {name: i for i, name in enumerate(header)}
+        for needed in ("gold_label", "sentence1", "sentence2"):
+            if needed not in columns:
+                raise DataError(path, 1, f"expected a header column {needed!r}")
+        items = lines
+    else:
+        columns = {"sentence1": 0, "sentence2": 1, "gold_label": 2}
+        items = _chain(first, lines)
+    parsed = guarded(items, stats, skip_invalid, lambda item: _pair(path, item, columns, lang))
+    return (p for p in parsed if wanted is None or p.lang in wanted)
+
+
+def read_multinli(path: str | Path, **kwargs) -> Iterator[PairExample]:
+    """MultiNLI's train TSV has the same header columns; its language is English."""
+    return read_xnli(path, lang="en", **kwargs)
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _pair(path, item: tuple[int, str], columns: dict[str, int], default_lang: str) -> PairExample:
+    number, line = item
+    cols = line.split("\t")
+    if len(cols) <= max(columns.values()):
+        raise DataError(path, number, f"expected at least {max(columns.values()) + 1} tab-separated columns")
+    label = cols[columns["gold_label"]].strip()
+    label = LABEL_ALIASES.get(label, label)
+    if label not in XNLI_LABELS:
+        raise DataError(path, number, f"expected a label in {', '.join(XNLI_LABELS)}, got {label!r}")
+    premise, hypothesis = cols[columns["sentence1"]].strip(), cols[columns["sentence2"]].strip()
+    if not premise or not hypothesis:
+        raise DataError(path, number, "expected a non-empty premise and hypothesis")
+    lang = cols[columns["language"]] if "language" in columns else default_lang
+    return PairExample(nfc(premise), nfc(hypothesis), label, lang=lang, line=number)
+
+
+def write_classification_tsv(rows: Iterable[tuple[str, str]], out: str | Path | IO[str]) -> None:
+    """`id<TAB>label` predictions, one per line."""
+    if isinstance(out, (str, Path)):
+        with open(out, "w", encoding="utf-8", newline="\n") as f:
+            return write_classification_tsv(rows, f)
+    for key, label in rows:
+        out.write(f"{key}\t{label}\n")
