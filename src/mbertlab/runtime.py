@@ -49,6 +49,7 @@ def quiet_hub_progress() -> None:
     except ImportError:
         return
     hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()  # e.g. the report of unused MLM-head weights when loading an encoder
 
 
 def seed_everything(seed: int) -> None:

@@ -1,0 +1,1 @@
+"""Fine-tuning and evaluation across languages: in-language, zero-shot, controls."""

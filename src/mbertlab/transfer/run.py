@@ -1,0 +1,68 @@
+"""The transfer stage: train on the source, evaluate every listed language, write predictions and rows."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mbertlab.formats.ner_columns import write_ner
+from mbertlab.formats.records import TaggedSentence
+from mbertlab.runtime import seed_everything, setup_torch
+from mbertlab.store.artifacts import Artifact, ArtifactStore, final_path
+from mbertlab.store.results import ResultRow, ResultsDB
+from mbertlab.transfer.config import TransferConfig
+from mbertlab.transfer.tagging import (_windows, freeze_bottom, load_encoder, load_tagged, majority_predictions,
+                                       metrics_for, predict, train_tagger)
+
+
+def run_transfer(config: TransferConfig, store: ArtifactStore, results: ResultsDB,
+                 encoder: Artifact | None = None, encoder_dir: Path | None = None) -> Artifact:
+    """Build the transfer artifact; `encoder` is a pretrain artifact (its `model/`) or `encoder_dir` any HF dir."""
+    directory = encoder.path / "model" if encoder is not None else encoder_dir
+    inputs = [encoder] if encoder is not None else []
+    name = f"{encoder.stage}/{encoder.hash}" if encoder is not None else str(directory or "")
+    return store.build("transfer", config,
+                       lambda out: run_transfer_into(config, directory, Path(out), results, name), inputs)
+
+
+def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Path, results: ResultsDB,
+                      model_name: str) -> None:
+    setup_torch()
+    seed_everything(config.seed)
+    train = load_tagged(config.train, config.task, config.max_train_sentences)
+    evals = [(f, load_tagged(f, config.task, config.max_eval_sentences)) for f in config.evaluate]
+    if config.mode == "majority":
+        predictions = [majority_predictions(train, sents) for _, sents in evals]
+    else:
+        predictions = _fine_tune_and_predict(config, encoder_dir, train, evals)
+    rows, scores = [], {}
+    (out / "predictions").mkdir()
+    for (file, gold), pred in zip(evals, predictions):
+        metrics = metrics_for(config.task, [s.tags for s in gold], pred)
+        scores[f"{file.lang}.{file.split}"] = metrics
+        write_ner([TaggedSentence(s.tokens, p) for s, p in zip(gold, pred)],
+                  out / "predictions" / f"{config.task}.{file.lang}.{file.split}.txt")
+        rows += [ResultRow(metric=k, value=v, study=config.study, model=model_name, task=config.task,
+                           mode=config.mode, train_lang=config.train.lang, test_lang=file.lang, split=file.split,
+                           seed=config.seed, config_hash=final_path(out).name, artifact=str(final_path(out)))
+                 for k, v in metrics.items()]
+    (out / "scores.json").write_text(json.dumps(scores, indent=1) + "\n", encoding="utf-8")
+    results.add(rows, replace_artifact=str(final_path(out)))
+
+
+def _fine_tune_and_predict(config: TransferConfig, encoder_dir: Path | None, train, evals) -> list[list[list[str]]]:
+    from mbertlab.tasks.tagging import Tagger
+
+    if encoder_dir is None:
+        raise ValueError("a transfer run other than 'majority' needs an encoder")
+    tokenizer, encoder = load_encoder(encoder_dir, config.mode == "random_init", config.seed)
+    labels = sorted({t for s in train for t in s.tags})
+    index = {t: i for i, t in enumerate(labels)}
+    model = Tagger(encoder, len(labels), config.dropout)
+    if config.mode == "freeze":
+        freeze_bottom(encoder, config.freeze_layers)
+    train_tagger(config, model, _windows(tokenizer, train, index, config.max_length), tokenizer.pad_token_id)
+    out = []
+    for _, sents in evals:
+        windows = _windows(tokenizer, sents, index, config.max_length)
+        out.append(predict(model, windows, tokenizer.pad_token_id, labels, len(sents), [len(s.tokens) for s in sents]))
+    return out
