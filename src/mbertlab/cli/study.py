@@ -81,10 +81,12 @@ def run(
     scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
     set_: List[str] = typer.Option([], "--set", help=SET_HELP),
     report: bool = typer.Option(True, help="Render the report when done."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Parallel worker processes, each with its share of the cores "
+                             "(0: one per core)."),
 ) -> None:
     """Build every missing stage of the study (rerun after a kill resumes), then render its report."""
     from mbertlab.studies.report import write_report
-    from mbertlab.studies.runner import run_study
+    from mbertlab.studies.runner import default_jobs, run_study
     from mbertlab.studies.jobs import RunContext
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
@@ -92,7 +94,7 @@ def run(
     workdir = state(ctx).workdir
     spec = _spec(name, scale, set_)
     context = RunContext(ArtifactStore(workdir), open_results(workdir), spec.name)
-    run_study(spec, context)
+    run_study(spec, context, jobs=jobs or default_jobs())
     if report:
         md, html = write_report(spec, context)
         console.print(f"report: {html}\n        {md}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -11,9 +12,12 @@ from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Job:
-    """One artifact to build: a stage kind, its config and the jobs whose artifacts it reads."""
+    """One artifact to build: a stage kind, its config and the jobs whose artifacts it reads.
+
+    Two jobs are equal when kind, config and inputs are: a DAG shares a job that several cells need.
+    """
 
     kind: str
     config: Config
@@ -23,6 +27,16 @@ class Job:
 
     def tag(self, key: str, default: str = "") -> str:
         return dict(self.tags).get(key, default)
+
+    @cached_property
+    def key(self) -> tuple:
+        return (self.kind, self.config.canonical_json(), tuple(i.key for i in self.inputs))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Job) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
 
 @dataclass

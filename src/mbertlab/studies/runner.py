@@ -32,6 +32,11 @@ class JobStatus:
     state: str  # "done", "partial" (interrupted build), "missing"
 
 
+def default_jobs() -> int:
+    """Parallel workers: tiny models use a core far better one process per core than two threads each."""
+    return max(1, cpu_count())
+
+
 def study_jobs(spec: StudySpec) -> list[Job]:
     from mbertlab.studies.designs import get_design
 
@@ -64,6 +69,7 @@ def _set_threads(threads: str) -> None:
 
 def _worker_build(job: Job, inputs: list[Artifact], workdir: str, results_path: str, study: str) -> Artifact:
     """Entry point of a worker process (spawned: a fresh interpreter with its share of the cores)."""
+    import mbertlab.studies.designs  # noqa: F401  (registers the built-in stage kinds in this process)
     from mbertlab.runtime import setup_torch
 
     setup_torch()

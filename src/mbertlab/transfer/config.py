@@ -32,4 +32,3 @@ class TransferConfig(Config):
     dropout: float = 0.1
     max_length: int = 128
     freeze_layers: int = 0
-    study: str = ""

@@ -15,21 +15,25 @@ from mbertlab.transfer.tagging import (_windows, freeze_bottom, load_encoder, lo
 
 
 def run_transfer(config: TransferConfig, store: ArtifactStore, results: ResultsDB,
-                 encoder: Artifact | None = None, encoder_dir: Path | None = None) -> Artifact:
-    """Build the transfer artifact; `encoder` is a pretrain artifact (its `model/`) or `encoder_dir` any HF dir."""
+                 encoder: Artifact | None = None, encoder_dir: Path | None = None,
+                 data: Artifact | None = None, study: str = "") -> Artifact:
+    """Build the transfer artifact. The encoder is a pretrain artifact (its `model/`) or any HF directory;
+    relative data paths in the config resolve against the `data` artifact (e.g. generated languages)."""
     directory = encoder.path / "model" if encoder is not None else encoder_dir
-    inputs = [encoder] if encoder is not None else []
+    inputs = [a for a in (encoder, data) if a is not None]
     name = f"{encoder.stage}/{encoder.hash}" if encoder is not None else str(directory or "")
+    root = data.path if data is not None else None
     return store.build("transfer", config,
-                       lambda out: run_transfer_into(config, directory, Path(out), results, name), inputs)
+                       lambda out: run_transfer_into(config, directory, Path(out), results, name, root, study),
+                       inputs)
 
 
 def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Path, results: ResultsDB,
-                      model_name: str) -> None:
+                      model_name: str, data_root: Path | None = None, study: str = "") -> None:
     setup_torch()
     seed_everything(config.seed)
-    train = load_tagged(config.train, config.task, config.max_train_sentences)
-    evals = [(f, load_tagged(f, config.task, config.max_eval_sentences)) for f in config.evaluate]
+    train = load_tagged(config.train, config.task, config.max_train_sentences, data_root)
+    evals = [(f, load_tagged(f, config.task, config.max_eval_sentences, data_root)) for f in config.evaluate]
     if config.mode == "majority":
         predictions = [majority_predictions(train, sents) for _, sents in evals]
     else:
@@ -41,7 +45,7 @@ def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Pat
         scores[f"{file.lang}.{file.split}"] = metrics
         write_ner([TaggedSentence(s.tokens, p) for s, p in zip(gold, pred)],
                   out / "predictions" / f"{config.task}.{file.lang}.{file.split}.txt")
-        rows += [ResultRow(metric=k, value=v, study=config.study, model=model_name, task=config.task,
+        rows += [ResultRow(metric=k, value=v, study=study, model=model_name, task=config.task,
                            mode=config.mode, train_lang=config.train.lang, test_lang=file.lang, split=file.split,
                            seed=config.seed, config_hash=final_path(out).name, artifact=str(final_path(out)))
                  for k, v in metrics.items()]

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mbertlab.formats.records import DepSentence, TaggedSentence
+from mbertlab.errors import ConfigError
+from mbertlab.formats.records import TaggedSentence
 from mbertlab.tasks.ner import ner_metrics
 from mbertlab.tasks.tagging import IGNORE, Tagger, Window, collate, decode, windows_for
 from mbertlab.tasks.upos import upos_metrics
@@ -18,21 +19,23 @@ from mbertlab.transfer.config import DataFile, TransferConfig
 log = logging.getLogger("mbertlab")
 
 
-def load_tagged(file: DataFile, task: str, limit: int | None) -> list[TaggedSentence]:
+def load_tagged(file: DataFile, task: str, limit: int | None, root: Path | None = None) -> list[TaggedSentence]:
+    """The sentences of a data file; a relative path resolves against `root` when given."""
     from itertools import islice
 
     from mbertlab.formats.conllu import read_conllu
     from mbertlab.formats.ner_columns import read_ner
     from mbertlab.formats.udpos import read_udpos_tsv
 
+    path = Path(file.path) if root is None or Path(file.path).is_absolute() else root / file.path
     if file.format == "conllu":
         if task != "upos":
-            raise ValueError("CoNLL-U files carry UPOS, not NER tags")
-        sents = (TaggedSentence(s.forms, s.upos, line=s.line) for s in read_conllu(file.path, v1_to_v2=True))
+            raise ConfigError(f"{path}: a CoNLL-U file carries UPOS, not NER tags")
+        sents = (TaggedSentence(s.forms, s.upos, line=s.line) for s in read_conllu(path, v1_to_v2=True))
     elif file.format == "udpos":
-        sents = read_udpos_tsv(file.path)
+        sents = read_udpos_tsv(path)
     else:
-        sents = read_ner(file.path)
+        sents = read_ner(path)
     return list(islice(sents, limit))
 
 

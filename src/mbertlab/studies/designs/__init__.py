@@ -38,6 +38,7 @@ def get_design(name: str) -> Design:
 
 
 def _load_builtin_designs() -> None:
+    from mbertlab.studies import stages  # noqa: F401  (registers the stage kinds)
     from mbertlab.studies.designs import conditions  # noqa: F401  (registers itself)
 
 

@@ -1,0 +1,1 @@
+"""Analyses that read any stage: word retrieval, contextual and static embeddings, regressions."""

@@ -1,0 +1,66 @@
+"""Contextual word vectors: a word's vector is the mean over its occurrences of the mean of its
+subwords' hidden states at a layer. Running sums per word type keep memory bounded by the vocabulary."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import torch
+
+
+@torch.inference_mode()
+def contextual_vectors(encoder, tokenizer, sentences: Iterable[list[str]], words: set[str] | None = None,
+                       layers: list[int] | None = None, batch_size: int = 64, max_length: int = 128
+                       ) -> dict[int, dict[str, np.ndarray]]:
+    """{layer: {word: vector}} for the words seen (restricted to `words` when given).
+
+    `layers` are hidden-state indices (0 = embeddings, L = last); default: the last layer. Sentences whose
+    subwords exceed `max_length` are truncated (words past the cut do not contribute).
+    """
+    encoder.eval()
+    n_layers = encoder.config.num_hidden_layers
+    layers = layers or [n_layers]
+    sums: dict[int, dict[str, np.ndarray]] = {l: {} for l in layers}
+    counts: dict[str, int] = {}
+    batch: list[list[str]] = []
+    for sentence in sentences:
+        batch.append(sentence)
+        if len(batch) == batch_size:
+            _accumulate(encoder, tokenizer, batch, words, layers, sums, counts, max_length)
+            batch = []
+    if batch:
+        _accumulate(encoder, tokenizer, batch, words, layers, sums, counts, max_length)
+    return {l: {w: v / counts[w] for w, v in sums[l].items()} for l in layers}
+
+
+def _accumulate(encoder, tokenizer, batch, words, layers, sums, counts, max_length) -> None:
+    enc = tokenizer(batch, is_split_into_words=True, truncation=True, max_length=max_length,
+                    padding=True, return_tensors="pt")
+    out = encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], output_hidden_states=True)
+    states = {l: out.hidden_states[l].float().numpy() for l in layers}  # [B, S, H] each
+    for b, sentence in enumerate(batch):
+        positions: dict[int, list[int]] = {}
+        for pos, w in enumerate(enc.word_ids(b)):
+            if w is not None:
+                positions.setdefault(w, []).append(pos)
+        for w, pos in positions.items():
+            word = sentence[w]
+            if words is not None and word not in words:
+                continue
+            counts[word] = counts.get(word, 0) + 1
+            for l in layers:
+                vec = states[l][b, pos].mean(0)
+                if word in sums[l]:
+                    sums[l][word] += vec
+                else:
+                    sums[l][word] = vec.astype(np.float64)
+
+
+def read_sentences(path: Path, limit: int | None = None) -> Iterable[list[str]]:
+    with path.open(encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if limit is not None and i >= limit:
+                return
+            if line.strip():
+                yield line.split()
