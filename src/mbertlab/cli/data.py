@@ -1,8 +1,35 @@
-"""CLI: data commands (thin: parse, call one library function, print)."""
+"""CLI: data check — read any supported file strictly and print its counts."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
 
+data_app = typer.Typer(help="Inspect data files.", no_args_is_help=True)
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    app.add_typer(data_app, name="data")
+
+
+@data_app.command("check")
+def check(
+    path: Path = typer.Argument(..., help="A data file."),
+    format: Optional[str] = typer.Option(None, "--format", "-f",
+                                         help="conllu, ner, udpos, xnli, mldoc, langid, muse or text "
+                                              "(default: guessed from the name)."),
+    skip_invalid: bool = typer.Option(False, help="Skip malformed sentences and count them."),
+    v1_to_v2: bool = typer.Option(False, "--v1-to-v2", help="CoNLL-U: map UD v1 labels (CONJ, dobj, ...) to v2."),
+) -> None:
+    """Read a file strictly; print sentences/examples, tokens and the label inventory, or the first error."""
+    from rich.console import Console
+
+    from mbertlab.formats.guess import summarize
+
+    info = summarize(path, format, skip_invalid, v1_to_v2)
+    console = Console()
+    console.print(f"{info['path']} ({info['format']}): {info['items']} items, {info['tokens']} tokens"
+                  + (f", {info['skipped']} skipped" if info["skipped"] else ""))
+    if info["labels"]:
+        console.print("labels: " + ", ".join(f"{k} {v}" for k, v in info["labels"].items()))

@@ -66,7 +66,8 @@ def _token(path, number: int, cols: list[str], sent: DepSentence, v1_to_v2: bool
         raise DataError(path, number, "expected a non-empty FORM")
     upos = V1_UPOS.get(cols[3], cols[3]) if v1_to_v2 else cols[3]
     if upos not in UPOS_TAGS:
-        raise DataError(path, number, f"expected a UPOS tag, got {cols[3]!r}")
+        hint = " (a UD v1 tag: read with the v1-to-v2 mapping)" if cols[3] in V1_UPOS else ""
+        raise DataError(path, number, f"expected a UPOS tag, got {cols[3]!r}{hint}")
     try:
         head = int(cols[6])
     except ValueError:

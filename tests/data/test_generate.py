@@ -1,0 +1,100 @@
+"""Generated languages: valid trees, UPOS tags, one word per concept, disjoint fake script, determinism."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from mbertlab.data.generate import generate_into, preset_config
+from mbertlab.formats.conllu import read_conllu
+from mbertlab.formats.muse import read_dictionary
+from mbertlab.formats.ner_columns import read_ner
+from mbertlab.formats.records import UPOS_TAGS
+from mbertlab.formats.text import read_lines
+
+SMALL = {"sentences": {"train": 600, "dev": 60, "test": 60}}
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gen")
+    generate_into(preset_config("quick", 0, SMALL), out)
+    return out
+
+
+def digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            h.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+def is_tree(heads: list[int]) -> bool:
+    """Independent check: exactly one root and every word reaches it without revisiting a node."""
+    if sum(h == 0 for h in heads) != 1:
+        return False
+    for start in range(1, len(heads) + 1):
+        seen, node = set(), start
+        while node:
+            if node in seen or not 0 <= heads[node - 1] <= len(heads):
+                return False
+            seen.add(node)
+            node = heads[node - 1]
+    return True
+
+
+def test_same_seed_same_bytes_other_seed_differs(generated, tmp_path):
+    again = tmp_path / "again"
+    generate_into(preset_config("quick", 0, SMALL), again)
+    assert digest(again) == digest(generated)
+    other = tmp_path / "other"
+    generate_into(preset_config("quick", 1, SMALL), other)
+    assert digest(other) != digest(generated)
+
+
+def test_every_file_reads_and_trees_are_valid(generated):
+    for lang in ("src", "same", "fake", "fake_sov", "unigram"):
+        for split in ("train", "dev", "test"):
+            sentences = list(read_conllu(generated / lang / "ud" / f"{split}.conllu"))
+            assert sentences and all(is_tree(s.heads) for s in sentences)
+            assert {t for s in sentences for t in s.upos} <= set(UPOS_TAGS)
+            ner = list(read_ner(generated / lang / "ner" / f"{split}.txt", scheme="bio"))
+            text = list(read_lines(generated / lang / "text" / f"{split}.txt"))
+            assert [s.tokens for s in ner] == [s.forms for s in sentences] == [t.split() for t in text]
+            for s in ner:  # well-formed BIO as written
+                for prev, tag in zip(["O"] + s.tags, s.tags):
+                    assert not (tag.startswith("I-") and prev[2:] != tag[2:])
+
+
+def test_lexicon_one_word_per_concept(generated):
+    for target in ("same", "fake", "fake_sov"):
+        pairs = [l.split() for l in (generated / "lexicon" / f"src-{target}.txt").read_text().splitlines()]
+        sources, targets = [p[0] for p in pairs], [p[1] for p in pairs]
+        assert len(set(sources)) == len(sources) and len(set(targets)) == len(targets)
+        assert read_dictionary(generated / "lexicon" / f"src-{target}.txt")
+
+
+def test_fake_script_shares_no_character(generated, shared_data):
+    fake_chars = set((generated / "fake" / "text" / "train.txt").read_text()) - {" ", "\n"}
+    src_chars = set((generated / "src" / "text" / "train.txt").read_text())
+    assert not fake_chars & src_chars
+    for path in (shared_data / "raw_text").glob("*.txt"):
+        assert not fake_chars & set(path.read_text(encoding="utf-8")), path.name
+
+
+def test_same_shares_half_the_content_words(generated):
+    pairs = [l.split() for l in (generated / "lexicon" / "src-same.txt").read_text().splitlines()]
+    content = [(a, b) for a, b in pairs if a.islower() and not a.isdigit()]
+    shared = sum(a == b for a, b in content) / len(content)
+    assert 0.35 < shared < 0.65
+
+
+def test_unigram_keeps_lengths_not_order(generated):
+    base = [len(l.split()) for l in (generated / "fake" / "text" / "train.txt").read_text().splitlines()]
+    uni = [len(l.split()) for l in (generated / "unigram" / "text" / "train.txt").read_text().splitlines()]
+    assert len(uni) == len(base)
+    last = [l.split()[-1] for l in (generated / "unigram" / "text" / "train.txt").read_text().splitlines()]
+    fake_stop = (generated / "fake" / "text" / "train.txt").read_text().split("\n")[0].split()[-1]
+    assert sum(w == fake_stop for w in last) / len(last) < 0.5  # sentence-final stop no longer systematic

@@ -1,0 +1,94 @@
+"""Tagging: NER repair and scores equal seqeval, sliding windows, freezing."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from seqeval.metrics import f1_score
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+from mbertlab.formats.ner_columns import read_ner
+from mbertlab.tasks.ner import ner_metrics, repair_bio, token_macro_f1
+from mbertlab.tasks.tagging import IGNORE, Tagger, collate, windows_for
+from mbertlab.tasks.upos import upos_metrics
+from mbertlab.transfer.tagging import freeze_bottom
+
+
+@pytest.mark.parametrize("tags, repaired", [
+    (["I-PER", "I-PER", "O"], ["B-PER", "I-PER", "O"]),  # stand-alone I-X becomes B-X
+    (["B-LOC", "I-ORG", "O"], ["B-ORG", "I-ORG", "O"]),  # B-X I-Y -> B-Y I-Y
+    (["B-PER", "I-LOC", "I-ORG"], ["B-ORG", "I-ORG", "I-ORG"]),  # the final entity type wins
+    (["O", "B-PER", "B-PER"], ["O", "B-PER", "B-PER"]),
+])
+def test_repair_cases(tags, repaired):
+    assert repair_bio(tags) == repaired
+
+
+def test_entity_f1_equals_seqeval_on_real_predictions(shared_data):
+    gold = [s.tags for s in read_ner(shared_data / "ner" / "conll2003" / "eng.testa")][:800]
+    rng = random.Random(0)
+    types = ["PER", "LOC", "ORG", "MISC"]
+    pred = [[t if rng.random() > 0.15 else rng.choice(["O", f"B-{rng.choice(types)}"]) for t in s] for s in gold]
+    pred = [repair_bio(p) for p in pred]  # our metric repairs; compare on repaired predictions
+    assert ner_metrics(gold, pred)["f1"] == pytest.approx(f1_score(gold, pred), abs=1e-12)
+
+
+def test_token_macro_f1_by_hand():
+    gold = [["B-PER", "O", "O"], ["B-LOC"]]
+    pred = [["B-PER", "B-LOC", "O"], ["O"]]
+    # B-PER: tp1 -> F1 1; O: tp1 fp1 fn1 -> 2/4; B-LOC: tp0 fp1 fn1 -> 0
+    assert token_macro_f1(gold, pred) == pytest.approx((1 + 0.5 + 0) / 3)
+    assert upos_metrics([["A", "B"], ["C"]], [["A", "X"], ["C"]])["accuracy"] == pytest.approx(2 / 3)
+
+
+def tiny_tokenizer(words: list[str], tmp_path: Path) -> PreTrainedTokenizerFast:
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words)}
+    for w in words:
+        vocab.setdefault(f"##{w}", len(vocab))
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                   sep_token="[SEP]", mask_token="[MASK]")
+
+
+def test_sliding_windows_predict_every_subword_once(tmp_path):
+    tok = tiny_tokenizer(["ab", "cd", "e"], tmp_path)
+    words = [["ab", "abcd", "e", "cdcdcd"][i % 4] for i in range(90)]  # 1, 2, 1, 3 subwords
+    labels = list(range(90))
+    windows = windows_for(tok, words, labels, 0, max_length=32, stride=8)
+    assert len(windows) > 3 and all(len(w.input_ids) <= 32 for w in windows)
+    predicted = [w for win in windows for w in win.words if w >= 0]
+    assert sorted(predicted) == list(range(90))  # every word (its first subword) exactly once
+    for win in windows:
+        for pos, word in enumerate(win.words):
+            assert (word >= 0) == (win.labels[pos] != IGNORE)
+            if word >= 0:
+                assert win.labels[pos] == labels[word]
+    batch = collate(windows, tok.pad_token_id)
+    assert batch["input_ids"].shape[0] == len(windows)
+
+
+def test_freeze_bottom_layers_only():
+    torch.manual_seed(0)
+    encoder = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2,
+                                   intermediate_size=32))
+    model = Tagger(encoder, 4)
+    freeze_bottom(encoder, 2)  # embeddings + layer 0 frozen
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    ids = torch.randint(5, 50, (4, 8))
+    loss = model(ids, torch.ones_like(ids)).sum()
+    loss.backward()
+    opt.step()
+    after = model.state_dict()
+    for name in before:
+        changed = not torch.equal(before[name], after[name])
+        frozen = name.startswith("encoder.embeddings") or name.startswith("encoder.encoder.layer.0.")
+        if frozen:
+            assert not changed, name
+    assert not torch.equal(before["encoder.encoder.layer.1.output.dense.weight"],
+                           after["encoder.encoder.layer.1.output.dense.weight"])
+    assert not torch.equal(before["head.weight"], after["head.weight"])

@@ -1,0 +1,80 @@
+"""Tokenizers load with AutoTokenizer, keep fixed special ids, round-trip; shards equal re-encoding."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from transformers import AutoTokenizer
+
+from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, dtype_for, write_shards_into
+from mbertlab.tokenizers.train import SPECIALS, TokenizerConfig, train_tokenizer_into
+
+LINES_A = ["the cat sat on the mat", "a dog ran in the park", "the cat ran", "dogs and cats sat"] * 30
+LINES_B = ["der hund lief im park", "die katze sass", "ein hund und eine katze"] * 30
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("corpus")
+    files = {}
+    for lang, lines in (("a", LINES_A), ("b", LINES_B)):
+        files[lang] = root / f"{lang}.txt"
+        files[lang].write_text("\n".join(lines) + "\n")
+    return files
+
+
+@pytest.mark.parametrize("kind", ["word", "wordpiece", "char"])
+def test_autotokenizer_loads_with_fixed_specials(tmp_path, corpus, kind):
+    train_tokenizer_into(TokenizerConfig(kind=kind, vocab_size=200, languages=["a", "b"], markers=True), corpus, tmp_path)
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    assert tok.convert_ids_to_tokens(list(range(7))) == SPECIALS + ["[SEP-a]", "[SEP-b]"]
+    enc = tok("the cat sat", "der hund")
+    assert enc["input_ids"][0] == 2 and enc["input_ids"][-1] == 3 and enc["input_ids"].count(3) == 2
+    assert set(enc["token_type_ids"]) == {0, 1}
+    held_out = "the dog sat in the park"
+    ids = tok(held_out, add_special_tokens=False)["input_ids"]
+    assert 1 not in ids  # every unit of the held-out sentence is known
+    assert tok.decode(ids).replace(" ", "") == held_out.replace(" ", "")
+    if kind == "word":
+        assert tok.convert_ids_to_tokens(ids) == held_out.split()
+
+
+def test_balanced_vocabulary_uses_equal_sentences(tmp_path, corpus):
+    big = tmp_path / "big.txt"
+    big.write_text("\n".join(f"alpha{i % 97} beta{i % 89}" for i in range(3000)) + "\n")
+    small = tmp_path / "small.txt"
+    small.write_text("\n".join(f"gamma{i % 50}" for i in range(60)) + "\n")
+    for balanced, name in ((None, "bal"), (3000, "unbal")):
+        out = tmp_path / name
+        out.mkdir()
+        train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=100, languages=["big", "small"],
+                                             sentences_per_language=balanced), {"big": big, "small": small}, out)
+        vocab = AutoTokenizer.from_pretrained(str(out)).get_vocab()
+        share = sum(w.startswith("gamma") for w in vocab) / sum(not w.startswith("[") for w in vocab)
+        if balanced is None:
+            assert 0.3 < share < 0.7
+        else:
+            assert share < 0.3
+
+
+def test_shards_equal_independent_encoding(tmp_path, corpus):
+    tok_dir = tmp_path / "tok"
+    tok_dir.mkdir()
+    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=150, languages=["a", "b"]), corpus, tok_dir)
+    texts = {l: {"train": corpus[l], "dev": corpus[l]} for l in ("a", "b")}
+    for name in ("s1", "s2"):
+        (tmp_path / name).mkdir()
+        write_shards_into(ShardsConfig(languages=["a", "b"]), tok_dir, texts, tmp_path / name)
+    reader = ShardReader(tmp_path / "s1")
+    tok = AutoTokenizer.from_pretrained(str(tok_dir))
+    for lang in ("a", "b"):
+        lines = corpus[lang].read_text().splitlines()
+        assert reader.num_sentences(lang) == len(lines)
+        for i in (0, 5, len(lines) - 1):
+            assert reader.sentence(lang, "train", i).tolist() == tok(lines[i], add_special_tokens=False)["input_ids"]
+        assert reader.offsets(lang)[-1] == len(reader.tokens(lang))
+    for f in (tmp_path / "s1").glob("*.npy"):
+        assert f.read_bytes() == (tmp_path / "s2" / f.name).read_bytes()
+    assert reader.tokens("a").dtype == np.uint16
+    assert dtype_for(65536) == np.uint16 and dtype_for(65537) == np.uint32
