@@ -50,7 +50,8 @@ def test_conllu_multiword_and_empty_nodes(tmp_path):
 
 
 @pytest.mark.parametrize("body, line, message", [
-    (tok(1, "a", "NOUN", 2, "nsubj") + tok(2, "b", "VERB", 1, "root"), 3, "cycle"),
+    (tok(1, "a", "NOUN", 0, "root") + tok(2, "b", "VERB", 3, "obj") + tok(3, "c", "NOUN", 2, "obj"), 2, "cycle"),
+    (tok(1, "a", "NOUN", 2, "nsubj") + tok(2, "b", "VERB", 1, "root"), 1, "exactly one root"),
     (tok(1, "a", "NOUN", 0, "root") + tok(2, "b", "VERB", 0, "root"), 1, "exactly one root"),
     (tok(1, "a", "NOUN", 5, "root"), 1, "HEAD in 0..1"),
     (tok(1, "a", "NOUN", "x", "root"), 1, "integer HEAD"),

@@ -36,10 +36,13 @@ def read_langid(path: str | Path, labels_path: str | Path | None = None, **kwarg
     if labels_path is None:
         yield from read_labelled(path, **kwargs)
         return
-    texts, labels = numbered_lines(path), numbered_lines(labels_path)
-    for (number, text), label_line in zip(texts, labels):
-        if not text.strip() or not label_line[1].strip():
+    labels = numbered_lines(labels_path)
+    for number, text in numbered_lines(path):
+        label = next(labels, None)
+        if label is None:
+            raise DataError(labels_path, None, f"expected as many labels as sentences in {path} (labels end first)")
+        if not text.strip() or not label[1].strip():
             raise DataError(path, number, "expected a non-empty sentence and label on this line")
-        yield TextExample(nfc(text.strip()), label_line[1].strip(), line=number)
-    if next(texts, None) is not None or next(labels, None) is not None:
-        raise DataError(labels_path, None, f"expected as many labels as sentences in {path}")
+        yield TextExample(nfc(text.strip()), label[1].strip(), line=number)
+    if next(labels, None) is not None:
+        raise DataError(labels_path, None, f"expected as many labels as sentences in {path} (sentences end first)")

@@ -118,7 +118,8 @@ def _save(tokenizer, config: TokenizerConfig, out: Path, n_specials: int) -> Non
             raise RuntimeError(f"special token {tok} got id {tokenizer.token_to_id(tok)}, expected {i}")
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]",
                                    cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
-                                   do_lower_case=config.lowercase)
+                                   do_lower_case=config.lowercase,
+                                   model_input_names=["input_ids", "token_type_ids", "attention_mask"])
     fast.save_pretrained(str(out))
     info = {"kind": config.kind, "vocab_size": tokenizer.get_vocab_size(), "languages": config.languages,
             "markers": config.markers, "specials": n_specials}
