@@ -11,7 +11,7 @@ env: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[test,glove]'
+	$(BIN)/python -m pip install --quiet -e '.[test]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 demo: $(STAMP)
