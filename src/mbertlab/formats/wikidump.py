@@ -14,6 +14,7 @@ from typing import Iterator
 from mbertlab.errors import DataError
 
 SENTENCE_END = re.compile(r"(?<=[.!?؟।])\s+|(?<=[。！？])")
+EMPHASIS = re.compile(r"'{2,}")  # the quotes of ''italic'' and bold that filter_wiki leaves
 MIN_CHARS = 4
 
 
@@ -31,7 +32,7 @@ def read_wikidump(path: str | Path, namespaces: tuple[str, ...] = ("0",)) -> Ite
             for _title, text, _pageid in extract_pages(f, filter_namespaces=namespaces):
                 if text.lstrip().lower().startswith("#redirect"):
                     continue
-                yield from _sentences(filter_wiki(text))
+                yield from _sentences(EMPHASIS.sub("", filter_wiki(text)))
         except (ParseError, OSError, EOFError) as err:
             raise DataError(path, None, f"expected a MediaWiki XML dump ({err})") from None
 
