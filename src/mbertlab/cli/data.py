@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -33,3 +33,20 @@ def check(
                   + (f", {info['skipped']} skipped" if info["skipped"] else ""))
     if info["labels"]:
         console.print("labels: " + ", ".join(f"{k} {v}" for k, v in info["labels"].items()))
+
+
+@data_app.command("get")
+def get(
+    ctx: typer.Context,
+    kind: str = typer.Argument(..., help="ud, wikiann, xnli, muse or wikipedia."),
+    names: List[str] = typer.Argument(None, help="Items: a UD version (2.12), MUSE pairs (en-de), wiki languages (en)."),
+    cache: Optional[Path] = typer.Option(None, help="Cache directory (default <workdir>/downloads)."),
+    base_url: Optional[str] = typer.Option(None, help="Fetch from this base URL instead (a mirror)."),
+    sha256: Optional[str] = typer.Option(None, help="Expected SHA-256; a mismatching file is removed."),
+) -> None:
+    """Download public data into the cache (resumable, checksum-verified)."""
+    from mbertlab.cli.common import state
+    from mbertlab.data.downloads import get as fetch
+
+    for path in fetch(kind, list(names or []), cache or state(ctx).workdir / "downloads", base_url, sha256):
+        typer.echo(str(path))

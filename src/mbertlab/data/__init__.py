@@ -1,0 +1,1 @@
+"""Data sources: downloads of public data sets and the generated languages."""
