@@ -13,8 +13,9 @@ from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 
 
-def retrieval_into(config, encoder: Artifact, data_root: Path, out: Path, results: ResultsDB,
+def retrieval_into(config, encoder: Artifact, data_root: Path, text_root: Path, out: Path, results: ResultsDB,
                    study: str = "") -> None:
+    """Lexicon from `data_root/config.lexicon`; each language's text at `text_root/config.text_files`."""
     from mbertlab.transfer.tagging import load_encoder
 
     setup_torch()
@@ -23,8 +24,8 @@ def retrieval_into(config, encoder: Artifact, data_root: Path, out: Path, result
     dictionary = read_dictionary(data_root / config.lexicon)
     vectors = {}
     for lang, words in ((config.source, set(dictionary)), (config.target, {t for ts in dictionary.values() for t in ts})):
-        text = data_root / lang / "text"
-        sentences = chain(read_sentences(text / "dev.txt"), read_sentences(text / "train.txt"))
+        sentences = chain(*(read_sentences(text_root / config.text_files.format(lang=lang, split=split))
+                            for split in ("dev", "train")))
         layer = config.layer if config.layer is not None else model.config.num_hidden_layers
         vectors[lang] = contextual_vectors(model, tokenizer, _take(sentences, config.sentences), words, [layer])[layer]
     scores = word_retrieval(dictionary, vectors[config.source], vectors[config.target])

@@ -11,6 +11,9 @@ from typing import Any
 from pydantic import Field
 
 from mbertlab.config import Config, parse_config
+from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
+from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage, build_taskdata_into
+from mbertlab.errors import ConfigError
 from mbertlab.data.generate import GenerateConfig, generate_into, preset_config
 from mbertlab.data.generate.build import ordered_languages
 from mbertlab.pretrain.config import PretrainConfig
@@ -20,7 +23,12 @@ from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
 from mbertlab.transfer.config import TransferConfig
 
-TASK_FILES = {"upos": ("ud/{split}.conllu", "conllu"), "ner": ("ner/{split}.txt", "ner")}
+# Where each data stage keeps a language's text and task files.
+TEXT_FILES = {"generate": "{lang}/text/{split}.txt", "corpus": "{lang}/{split}.txt"}
+TASK_FILES = {
+    "generate": {"upos": ("ud/{split}.conllu", "conllu"), "ner": ("ner/{split}.txt", "ner")},
+    "taskdata": {"upos": ("upos/{split}.tsv", "udpos"), "ner": ("ner/{split}.txt", "ner")},
+}
 
 
 class RetrievalConfig(Config):
@@ -31,6 +39,7 @@ class RetrievalConfig(Config):
     seed: int = 0
     layer: int | None = Field(None, description="Hidden-state index; default the last layer.")
     sentences: int = Field(5000, description="Sentences of each language's dev+train text streamed.")
+    text_files: str = Field(TEXT_FILES["generate"], description="Where a language's text is in the text artifact.")
 
 
 # ---- jobs -------------------------------------------------------------------------------------
@@ -39,14 +48,49 @@ def generate_job(preset: str, seed: int, overrides: dict[str, Any]) -> Job:
     return Job("generate", preset_config(preset, seed, overrides), label=f"generate {preset}")
 
 
-def generated_languages(job: Job) -> list[str]:
-    return [lang.name for lang in ordered_languages(job.config)]
+def data_languages(job: Job) -> list[str]:
+    if job.kind == "generate":
+        return [lang.name for lang in ordered_languages(job.config)]
+    return [lang.name for lang in job.config.languages]
 
 
-def shards_job(generated: Job, languages: list[str], tokenizer: dict[str, Any], tags) -> Job:
+def task_languages(data: Job, task: str, languages: list[str]) -> list[str]:
+    """The languages of `languages` that have a test file for the task (every generated language has)."""
+    if data.kind == "generate":
+        return languages
+    files = {lang.name: getattr(lang, task) for lang in data.config.languages}
+    return [l for l in languages if "test" in files.get(l, {})]
+
+
+def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
+    """Real data: a corpus job (pretraining text, fake copies) and a taskdata job (task files, lexicons)."""
+    root = (spec_dir / data.root).resolve()
+    at = lambda p: str((root / p).resolve())  # noqa: E731
+    corpus_langs, task_langs = [], []
+    for name, lang in data.languages.items():
+        base = data.languages.get(lang.fake_script_of) if lang.fake_script_of else lang
+        if base is None:
+            raise ConfigError(f"data.languages.{name}: fake_script_of names unknown language {lang.fake_script_of!r}")
+        corpus_langs.append(CorpusLanguage(name=name, sources=[CorpusSource(path=at(p)) for p in base.text],
+                                           fake_script=lang.fake_script_of is not None,
+                                           max_sentences=lang.max_sentences or base.max_sentences))
+        files = lambda d: {split: TaskFile(path=at(p), format=_format_of(p)) for split, p in d.items()}  # noqa: E731
+        task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, upos=files(base.upos),
+                                       ner=files(base.ner), lexicon=at(lang.lexicon) if lang.lexicon else None,
+                                       text=[at(p) for p in base.text] if lang.fake_script_of else []))
+    corpus = Job("corpus", CorpusConfig(languages=corpus_langs), label="corpus")
+    taskdata = Job("taskdata", TaskDataConfig(source=source, languages=task_langs), label="task data")
+    return corpus, taskdata
+
+
+def _format_of(path: str) -> str:
+    return "conllu" if path.endswith(".conllu") else "udpos" if path.endswith(".tsv") else "ner"
+
+
+def shards_job(text: Job, languages: list[str], tokenizer: dict[str, Any], tags) -> Job:
     tok_config = parse_config(TokenizerConfig, {**tokenizer, "languages": languages}, "study key 'tokenizer'")
-    tok = Job("tokenizer", tok_config, (generated,), label=f"tokenizer {'+'.join(languages)}", tags=tags)
-    return Job("shards", ShardsConfig(languages=languages), (tok, generated), label=f"shards {'+'.join(languages)}",
+    tok = Job("tokenizer", tok_config, (text,), label=f"tokenizer {'+'.join(languages)}", tags=tags)
+    return Job("shards", ShardsConfig(languages=languages), (tok, text), label=f"shards {'+'.join(languages)}",
                tags=tags)
 
 
@@ -56,25 +100,26 @@ def pretrain_job(shards: Job, settings: dict[str, Any], seed: int, tags) -> Job:
                tags=tags)
 
 
-def transfer_job(encoder: Job | None, generated: Job, task: str, source: str, languages: list[str],
+def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languages: list[str],
                  settings: dict[str, Any], seed: int, mode: str, tags) -> Job:
-    pattern, fmt = TASK_FILES[task]
-    data = {**settings, "task": task, "mode": mode, "seed": seed,
+    pattern, fmt = TASK_FILES[data.kind][task]
+    keys = {**settings, "task": task, "mode": mode, "seed": seed,
             "train": {"lang": source, "split": "train", "path": f"{source}/{pattern.format(split='train')}",
                       "format": fmt},
             "evaluate": [{"lang": l, "split": "test", "path": f"{l}/{pattern.format(split='test')}", "format": fmt}
-                         for l in languages]}
-    config = parse_config(TransferConfig, data, "study key 'finetune'")
-    inputs = (encoder, generated) if encoder is not None else (generated,)
+                         for l in task_languages(data, task, languages)]}
+    config = parse_config(TransferConfig, keys, "study key 'finetune'")
+    inputs = (encoder, data) if encoder is not None else (data,)
     label = f"{task} {mode} {dict(tags).get('condition', '')} seed {seed}"
     return Job("transfer", config, inputs, label=label, tags=tuple(tags) + (("task", task),))
 
 
-def retrieval_job(encoder: Job, generated: Job, source: str, target: str, seed: int, random_init: bool,
+def retrieval_job(encoder: Job, data: Job, text: Job, source: str, target: str, seed: int, random_init: bool,
                   tags) -> Job:
     config = RetrievalConfig(source=source, target=target, lexicon=f"lexicon/{source}-{target}.txt",
-                             random_init=random_init, seed=seed)
-    return Job("retrieval", config, (encoder, generated), label=f"retrieval {target} seed {seed}", tags=tags)
+                             random_init=random_init, seed=seed, text_files=TEXT_FILES[text.kind])
+    inputs = (encoder, data) if text == data else (encoder, data, text)
+    return Job("retrieval", config, inputs, label=f"retrieval {target} seed {seed}", tags=tags)
 
 
 # ---- builders ---------------------------------------------------------------------------------
@@ -83,10 +128,22 @@ def _build_generate(config: GenerateConfig, inputs: list[Artifact], ctx: RunCont
     return ctx.store.build("generate", config, lambda out: generate_into(config, Path(out)), inputs)
 
 
+def _text(artifact: Artifact, lang: str, split: str) -> Path:
+    return artifact.path / TEXT_FILES[artifact.stage].format(lang=lang, split=split)
+
+
+def _build_corpus(config: CorpusConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("corpus", config, lambda out: build_corpus_into(config, Path(out)), inputs)
+
+
+def _build_taskdata(config: TaskDataConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("taskdata", config, lambda out: build_taskdata_into(config, Path(out)), inputs)
+
+
 def _build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     from mbertlab.tokenizers.train import train_tokenizer_into
 
-    files = {l: inputs[0].path / l / "text" / "train.txt" for l in config.languages}
+    files = {l: _text(inputs[0], l, "train") for l in config.languages}
     return ctx.store.build("tokenizer", config, lambda out: train_tokenizer_into(config, files, Path(out)), inputs)
 
 
@@ -94,7 +151,7 @@ def _build_shards(config: ShardsConfig, inputs: list[Artifact], ctx: RunContext)
     from mbertlab.tokenizers.shards import write_shards_into
 
     tok, data = inputs
-    texts = {l: {s: data.path / l / "text" / f"{s}.txt" for s in config.splits} for l in config.languages}
+    texts = {l: {s: _text(data, l, s) for s in config.splits} for l in config.languages}
     return ctx.store.build("shards", config, lambda out: write_shards_into(config, tok.path, texts, Path(out)), inputs)
 
 
@@ -115,13 +172,13 @@ def _build_transfer(config: TransferConfig, inputs: list[Artifact], ctx: RunCont
 def _build_retrieval(config: RetrievalConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     from mbertlab.studies.retrieval_stage import retrieval_into
 
-    encoder, data = inputs
-    return ctx.store.build("retrieval", config,
-                           lambda out: retrieval_into(config, encoder, data.path, Path(out), ctx.results, ctx.study),
-                           inputs)
+    encoder, data, text = inputs[0], inputs[1], inputs[-1]
+    return ctx.store.build("retrieval", config, lambda out: retrieval_into(
+        config, encoder, data.path, text.path, Path(out), ctx.results, ctx.study), inputs)
 
 
-for _name, _fn, _weight in (("generate", _build_generate, 1), ("tokenizer", _build_tokenizer, 0.2),
+for _name, _fn, _weight in (("generate", _build_generate, 1), ("corpus", _build_corpus, 1),
+                            ("taskdata", _build_taskdata, 0.5), ("tokenizer", _build_tokenizer, 0.2),
                             ("shards", _build_shards, 0.2), ("pretrain", _build_pretrain, 20),
                             ("transfer", _build_transfer, 1.5), ("retrieval", _build_retrieval, 0.5)):
     STAGE_KINDS.register(_name)(StageKind(_name, _fn, _weight))

@@ -6,6 +6,7 @@ initialised encoder fine-tuned the same way, the majority tag) and a label-free 
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -19,7 +20,7 @@ from mbertlab.studies.spec import StudySpec
 
 class Condition(Config):
     name: str = Field(description="Row label in the table, e.g. 'fake script'.")
-    target: str = Field(description="Target language name (a language of the generated data).")
+    target: str = Field(description="Target language name (a language of the study data).")
 
 
 class GeneratedData(Config):
@@ -29,8 +30,27 @@ class GeneratedData(Config):
     set: dict[str, Any] = Field(default_factory=dict, description="Overrides of the generator config.")
 
 
+class LanguageFiles(Config):
+    """A real language: pretraining text and task files (paths relative to `data.root`)."""
+
+    text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
+    fake_script_of: str | None = Field(None, description="This language is a fake-script copy of another "
+                                       "(its text, task files and a gold lexicon are derived).")
+    upos: dict[str, str] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
+    ner: dict[str, str] = Field(default_factory=dict, description="split -> NER column file.")
+    lexicon: str | None = Field(None, description="MUSE dictionary from the source to this language.")
+    max_sentences: int | None = Field(None, description="Pretraining text budget in sentences.")
+
+
+class FilesData(Config):
+    kind: Literal["files"]
+    root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
+    languages: dict[str, LanguageFiles]
+
+
 class ConditionsSettings(Config):
-    data: GeneratedData = Field(default_factory=GeneratedData)
+    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages "
+                                            "(kind: generated) or real files (kind: files).")
     source: str = Field("src", description="The language every task is fine-tuned on.")
     conditions: list[Condition] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1,
@@ -47,38 +67,41 @@ def plan(spec: StudySpec) -> list[Job]:
     from mbertlab.studies import stages
 
     s: ConditionsSettings = spec.settings  # type: ignore[assignment]
-    generated = stages.generate_job(s.data.preset, s.data.seed, s.data.set)
-    languages = stages.generated_languages(generated)
+    if s.data.kind == "files":
+        text, data = stages.files_jobs(s.data, s.source, Path(spec.source).parent)
+    else:
+        text = data = stages.generate_job(s.data.preset, s.data.seed, s.data.set)
+    languages = stages.data_languages(data)
     problems = [f"{spec.source}: key 'conditions': {cond.name!r}: unknown language {lang!r} "
-                f"(generated: {', '.join(languages)})"
+                f"(data: {', '.join(languages)})"
                 for cond in s.conditions for lang in dict.fromkeys((s.source, cond.target)) if lang not in languages]
     if problems:
         raise ConfigError("\n".join(dict.fromkeys(problems)))
     jobs: list[Job] = []
     for cond in s.conditions:
-        jobs += _condition_jobs(s, cond, generated)
+        jobs += _condition_jobs(s, cond, text, data)
     return jobs
 
 
-def _condition_jobs(s: ConditionsSettings, cond: Condition, generated: Job) -> list[Job]:
+def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job) -> list[Job]:
     from mbertlab.studies import stages
 
     pair = [s.source, cond.target]
     tags = (("condition", cond.name),)
-    shards = stages.shards_job(generated, pair, s.tokenizer, tags)
+    shards = stages.shards_job(text, pair, s.tokenizer, tags)
     jobs: list[Job] = []
     if "majority" in s.controls:
-        jobs += [stages.transfer_job(None, generated, task, s.source, pair, s.finetune, 0, "majority",
+        jobs += [stages.transfer_job(None, data, task, s.source, pair, s.finetune, 0, "majority",
                                      tags + (("control", "majority"),)) for task in s.tasks]
     for seed in s.seeds:
         encoder = stages.pretrain_job(shards, s.pretrain, seed, tags + (("seed", str(seed)),))
         variants = [("pretrained", "finetune")] + ([("random_init", "random_init")] if "random_init" in s.controls else [])
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
-            jobs += [stages.transfer_job(encoder, generated, task, s.source, pair, s.finetune, seed, mode, vtags)
+            jobs += [stages.transfer_job(encoder, data, task, s.source, pair, s.finetune, seed, mode, vtags)
                      for task in s.tasks]
             if s.retrieval:
-                jobs.append(stages.retrieval_job(encoder, generated, s.source, cond.target, seed,
+                jobs.append(stages.retrieval_job(encoder, data, text, s.source, cond.target, seed,
                                                  control == "random_init", vtags))
     return jobs
 

@@ -1,0 +1,1 @@
+"""Corpora: per-language text built from sources, with controlled manipulations."""

@@ -1,0 +1,88 @@
+"""Controlled manipulations of text (K et al. 2020, Liu et al. 2020), each seeded and recorded.
+
+`fake_script` shifts every non-space character into Unicode plane 15 (private use): no real text
+uses it, so the fake copy shares no character with any language, and the shift is reversible. K et al.
+shift by 200000 (U+30D40 onward, unassigned plane 3); plane 15 is guaranteed never to be assigned.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from mbertlab.errors import ConfigError
+from mbertlab.registry import Registry
+
+PLANE_15 = 0xF0000
+MANIPULATIONS: Registry = Registry("manipulation")
+
+
+def fake_script(text: str, shift: int = PLANE_15) -> str:
+    out = []
+    for ch in text:
+        if ch.isspace():
+            out.append(ch)
+            continue
+        code = ord(ch) + shift
+        if code > 0x10FFFF:
+            raise ConfigError(f"fake script: shift {shift} moves {ch!r} past U+10FFFF; use a smaller shift")
+        out.append(chr(code))
+    return "".join(out)
+
+
+def unfake_script(text: str, shift: int = PLANE_15) -> str:
+    return "".join(ch if ch.isspace() else chr(ord(ch) - shift) for ch in text)
+
+
+def window(sentences: Iterable[str], w: int = 20) -> Iterator[str]:
+    """Cut sentences into segments of at most w whitespace tokens (Liu et al.: w = 20)."""
+    for sentence in sentences:
+        words = sentence.split()
+        for start in range(0, len(words), w):
+            yield " ".join(words[start:start + w])
+
+
+def permute_words(sentence: str, p: float, rng: random.Random) -> str:
+    """Swap p·⌊L/2⌋ disjoint random pairs of whitespace tokens (K et al. §3.2.2 on words)."""
+    words = sentence.split()
+    n_pairs = int(p * (len(words) // 2))
+    positions = rng.sample(range(len(words)), 2 * n_pairs)
+    for a, b in zip(positions[0::2], positions[1::2]):
+        words[a], words[b] = words[b], words[a]
+    return " ".join(words)
+
+
+def unigram_corpus(sentences: list[str], seed: int) -> list[str]:
+    """Same number of sentences and lengths; every word drawn i.i.d. from the unigram distribution."""
+    counts = Counter(w for s in sentences for w in s.split())
+    words = sorted(counts)
+    weights = [counts[w] for w in words]
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(words, weights, k=len(s.split()))) for s in sentences]
+
+
+def fake_script_file(src: Path, dst: Path, fmt: str, shift: int = PLANE_15) -> None:
+    """A fake-script copy of a data file: text lines, or the FORM/token column of CoNLL-U and NER files."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with src.open(encoding="utf-8") as f, dst.open("w", encoding="utf-8", newline="\n") as out:
+        for line in f:
+            line = line.rstrip("\n")
+            if fmt == "text":
+                out.write(fake_script(line, shift) + "\n")
+            elif not line.strip() or line.startswith("#") or line.startswith("-DOCSTART-"):
+                out.write(line + "\n")
+            else:
+                sep = "\t" if "\t" in line else " "
+                cols = line.split(sep)
+                column = 1 if fmt == "conllu" else 0
+                cols[column] = fake_script(cols[column], shift)
+                if fmt == "conllu" and cols[2] != "_":
+                    cols[2] = fake_script(cols[2], shift)
+                out.write(sep.join(cols) + "\n")
+
+
+MANIPULATIONS.register("fake_script")(fake_script)
+MANIPULATIONS.register("window")(window)
+MANIPULATIONS.register("permute")(permute_words)
+MANIPULATIONS.register("unigram")(unigram_corpus)

@@ -1,0 +1,83 @@
+"""The taskdata stage: task files of real languages gathered into one layout (the generated one's),
+with fake-script copies for fake languages, and gold lexicons for word retrieval.
+
+Layout: `<lang>/upos/<split>.tsv` (token<TAB>UPOS), `<lang>/ner/<split>.txt` (token<TAB>BIO),
+`lexicon/<source>-<lang>.txt` (MUSE). A fake language's lexicon maps the base's most frequent words
+to their fake-script spelling (the gold alignment K et al.'s Fake-English has by construction).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from mbertlab.config import Config
+from mbertlab.corpus.manipulations import fake_script
+from mbertlab.formats.records import TaggedSentence
+
+
+class TaskFile(Config):
+    path: str
+    format: Literal["conllu", "udpos", "ner"]
+
+
+class TaskLanguage(Config):
+    name: str
+    fake_script: bool = False
+    upos: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
+    ner: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
+    lexicon: str | None = Field(None, description="MUSE dictionary source->this language.")
+    text: list[str] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
+
+
+class TaskDataConfig(Config):
+    source: str
+    languages: list[TaskLanguage]
+    fake_lexicon_words: int = 3000
+
+
+def _read(file: TaskFile) -> list[TaggedSentence]:
+    from mbertlab.formats.conllu import read_conllu
+    from mbertlab.formats.ner_columns import read_ner
+    from mbertlab.formats.udpos import read_udpos_tsv
+
+    if file.format == "conllu":
+        return [TaggedSentence(s.forms, s.upos) for s in read_conllu(file.path, v1_to_v2=True)]
+    return list(read_udpos_tsv(file.path) if file.format == "udpos" else read_ner(file.path))
+
+
+def _write(sentences: list[TaggedSentence], path: Path, fake: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as f:
+        for s in sentences:
+            for token, tag in zip(s.tokens, s.tags):
+                f.write(f"{fake_script(token) if fake else token}\t{tag}\n")
+            f.write("\n")
+
+
+def _fake_lexicon(lang: TaskLanguage, n: int, out: Path) -> None:
+    from mbertlab.formats.text import read_lines
+
+    counts: Counter[str] = Counter()
+    for path in lang.text:
+        for line in read_lines(path):
+            counts.update(line.split())
+    with out.open("w", encoding="utf-8", newline="\n") as f:
+        for word, _ in counts.most_common(n):
+            f.write(f"{word} {fake_script(word)}\n")
+
+
+def build_taskdata_into(config: TaskDataConfig, out: Path) -> None:
+    (out / "lexicon").mkdir()
+    for lang in config.languages:
+        for task, files in (("upos", lang.upos), ("ner", lang.ner)):
+            ext = "tsv" if task == "upos" else "txt"
+            for split, file in files.items():
+                _write(_read(file), out / lang.name / task / f"{split}.{ext}", lang.fake_script)
+        target = out / "lexicon" / f"{config.source}-{lang.name}.txt"
+        if lang.fake_script and lang.text:
+            _fake_lexicon(lang, config.fake_lexicon_words, target)
+        elif lang.lexicon:
+            target.write_bytes(Path(lang.lexicon).read_bytes())
