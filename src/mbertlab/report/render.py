@@ -51,7 +51,7 @@ def render_markdown(report: Report, out_dir: Path) -> Path:
 CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #bbb;padding:4px 10px;text-align:right}
-th{background:#eee}td:first-child,th:first-child{text-align:left}pre{background:#f6f6f6;padding:8px;overflow:auto}
+th{background:#eee}td{white-space:nowrap}td:first-child,th:first-child{text-align:left;white-space:normal}pre{background:#f6f6f6;padding:8px;overflow:auto}
 img{max-width:100%}.note{color:#555}
 """
 
@@ -91,6 +91,7 @@ def bar_plot(title: str, name: str, groups: list[str], series: dict[str, list[tu
              ylabel: str) -> Plot:
     """Grouped bars with error bars: series name -> [(mean, std) per group]."""
     import io
+    import textwrap
 
     import matplotlib
 
@@ -102,7 +103,7 @@ def bar_plot(title: str, name: str, groups: list[str], series: dict[str, list[tu
     for i, (label, values) in enumerate(series.items()):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         ax.bar(xs, [m for m, _ in values], width, yerr=[s for _, s in values], label=label, capsize=3)
-    ax.set_xticks(range(len(groups)), groups)
+    ax.set_xticks(range(len(groups)), [textwrap.fill(g, 16) for g in groups], fontsize="small")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize="small")
