@@ -8,12 +8,12 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgress
 console = Console(stderr=True)
 
 
-def progress(*extra_columns: TextColumn) -> Progress:
-    """A progress display: description, bar, n/N, %, elapsed, ETA, plus any extra text columns."""
+def progress(*extra_columns: TextColumn, counts: bool = True) -> Progress:
+    """A progress display: description, bar, [n/N], %, elapsed, ETA, plus any extra text columns."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        *([MofNCompleteColumn()] if counts else []),
         TaskProgressColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),

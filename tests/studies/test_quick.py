@@ -1,12 +1,16 @@
 """The built-in studies: every spec validates; the quick study's test scale runs end to end."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import RunContext
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import run_study, study_jobs, study_status
 from mbertlab.studies.spec import builtin_specs, load_spec
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_builtin_spec_validates_at_every_scale():
@@ -35,3 +39,28 @@ def test_quick_test_scale_end_to_end(tmp_path):
     assert "| fake script | fake |" in text and "—" not in text.split("## Versions")[0]
     page = html.read_text()
     assert page.count("<table>") == 3 and page.count("data:image/png;base64,") == 2
+
+
+def test_k2020_lab_test_scale_runs_on_shared_data(tmp_path, shared_data):
+    spec = load_spec(REPO / "studies" / "k2020-lab.yaml", "test")
+    ctx = RunContext(ArtifactStore(tmp_path), ResultsDB(tmp_path / "results.db"), "k2020-lab")
+    run_study(spec, ctx, jobs=1)
+    rows = ctx.results.query(study="k2020-lab")
+    assert {(r.task, r.test_lang) for r in rows if r.metric in ("accuracy", "f1")} == {
+        (t, l) for t in ("upos", "ner") for l in ("en", "fake_en")}
+    md, _ = write_report(spec, ctx)
+    assert "| Fake-English | fake_en |" in md.read_text()
+    fake = (next((tmp_path / "taskdata").glob("[0-9a-f]*")) / "fake_en" / "upos" / "test.tsv").read_text()
+    assert not set(fake) & set("abcdefghijklmnopqrstuvwxyz")
+
+
+def test_missing_data_files_are_one_error_each(tmp_path):
+    import pytest
+
+    from mbertlab.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        study_jobs(load_spec(REPO / "studies" / "k2020-lab.yaml", overrides=[f"data.root={tmp_path}"]))
+    lines = str(err.value).splitlines()
+    assert len(lines) == 12 and all("no such file" in l for l in lines)
+    assert not list(tmp_path.iterdir())

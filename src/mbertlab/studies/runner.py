@@ -80,14 +80,20 @@ def _worker_build(job: Job, inputs: list[Artifact], workdir: str, results_path: 
 def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1) -> dict[Job, Artifact]:
     """Build every job of the study in dependency order; returns the artifact of each job."""
     statuses = study_status(spec, ctx.store)
-    todo = sum(STAGE_KINDS.get(s.job.kind).weight for s in statuses if s.state != "done")
-    started = time.time()
-    with progress() as bar:
-        task = bar.add_task(f"study {spec.name}", total=max(todo, 1e-9))
+    missing = [s for s in statuses if s.state != "done"]
+    todo = sum(STAGE_KINDS.get(s.job.kind).weight for s in missing)
+    started, done = time.time(), 0
+    log.info("study %s: %d of %d stages to build", spec.name, len(missing), len(statuses))
+    with progress(counts=False) as bar:
+        # progress is weighted by each stage kind's rough cost, so the ETA is not fooled by cheap stages
+        task = bar.add_task(f"{spec.name}: 0/{len(missing)} stages", total=max(todo, 1e-9))
 
         def finished(status: JobStatus) -> None:
+            nonlocal done
             if status.state != "done":
-                bar.advance(task, STAGE_KINDS.get(status.job.kind).weight)
+                done += 1
+                bar.update(task, advance=STAGE_KINDS.get(status.job.kind).weight,
+                           description=f"{spec.name}: {done}/{len(missing)} stages ({status.job.label})")
 
         if jobs <= 1:
             built = _run_serial(statuses, ctx, finished)

@@ -66,6 +66,7 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
     """Real data: a corpus job (pretraining text, fake copies) and a taskdata job (task files, lexicons)."""
     root = (spec_dir / data.root).resolve()
     at = lambda p: str((root / p).resolve())  # noqa: E731
+    _check_files_exist(data, root)
     corpus_langs, task_langs = [], []
     for name, lang in data.languages.items():
         base = data.languages.get(lang.fake_script_of) if lang.fake_script_of else lang
@@ -81,6 +82,18 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
     corpus = Job("corpus", CorpusConfig(languages=corpus_langs), label="corpus")
     taskdata = Job("taskdata", TaskDataConfig(source=source, languages=task_langs), label="task data")
     return corpus, taskdata
+
+
+def _check_files_exist(data, root: Path) -> None:
+    """Every missing file is one line of one ConfigError, before anything runs."""
+    problems = []
+    for name, lang in data.languages.items():
+        named = [("text", p) for p in lang.text] + [(f"upos.{k}", p) for k, p in lang.upos.items()] + \
+                [(f"ner.{k}", p) for k, p in lang.ner.items()] + ([("lexicon", lang.lexicon)] if lang.lexicon else [])
+        problems += [f"key 'data.languages.{name}.{key}': no such file {root / p}"
+                     for key, p in named if not (root / p).is_file()]
+    if problems:
+        raise ConfigError("\n".join(problems))
 
 
 def _format_of(path: str) -> str:
