@@ -1,8 +1,64 @@
-"""CLI: corpus commands (thin: parse, call one library function, print)."""
+"""CLI: corpus build | transform."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
 
 import typer
 
+from mbertlab.cli.common import state
+
+corpus_app = typer.Typer(help="Build corpora and apply controlled manipulations.", no_args_is_help=True)
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    app.add_typer(corpus_app, name="corpus")
+
+
+@corpus_app.command("build")
+def build(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="A CorpusConfig YAML (languages with sources, budgets, fake script)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set dev_fraction=0.05."),
+) -> None:
+    """Build a corpus artifact: per language train/dev text and statistics (sentences, tokens, WikiSize)."""
+    from mbertlab.config import load_config
+    from mbertlab.corpus.build import CorpusConfig, build_corpus_into
+    from mbertlab.store.artifacts import ArtifactStore
+
+    cfg = load_config(CorpusConfig, config, set_)
+    artifact = ArtifactStore(state(ctx).workdir).build("corpus", cfg, lambda out: build_corpus_into(cfg, out))
+    typer.echo(str(artifact.path))
+
+
+@corpus_app.command("transform")
+def transform(
+    kind: str = typer.Argument(..., help="fake-script, unigram, window or permute."),
+    src: Path = typer.Argument(..., help="Input text, one sentence per line."),
+    dst: Path = typer.Argument(..., help="Output text."),
+    seed: int = typer.Option(0, help="Seed (unigram, permute)."),
+    p: float = typer.Option(1.0, help="permute: share of ⌊L/2⌋ word pairs swapped."),
+    w: int = typer.Option(20, help="window: at most w words per segment."),
+    shift: Optional[int] = typer.Option(None, help="fake-script: code-point shift (default: into plane 15)."),
+) -> None:
+    """Apply a text-level manipulation to a plain-text file."""
+    import random
+
+    from mbertlab.corpus import manipulations as m
+    from mbertlab.errors import ConfigError
+    from mbertlab.formats.text import read_lines, write_lines
+
+    lines = list(read_lines(src))
+    if kind == "fake-script":
+        out = [m.fake_script(l, shift if shift is not None else m.PLANE_15) for l in lines]
+    elif kind == "unigram":
+        out = m.unigram_corpus(lines, seed)
+    elif kind == "window":
+        out = list(m.window(lines, w))
+    elif kind == "permute":
+        rng = random.Random(seed)
+        out = [m.permute_words(l, p, rng) for l in lines]
+    else:
+        raise ConfigError(f"unknown transform {kind!r} (expected fake-script, unigram, window or permute)")
+    write_lines(out, dst)
+    typer.echo(f"{dst}: {len(out)} lines")

@@ -1,8 +1,32 @@
-"""CLI: pretrain commands (thin: parse, call one library function, print)."""
+"""CLI: pretrain — train a BERT masked-LM on token shards."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
 
 import typer
 
+from mbertlab.cli.common import state
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    app.command("pretrain")(pretrain)
+
+
+def pretrain(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Argument(None, help="A PretrainConfig YAML (defaults otherwise)."),
+    shards: Path = typer.Option(..., help="A shards artifact directory."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set steps=2000 --set model.layers=2."),
+) -> None:
+    """Pretrain (or resume) an encoder; the artifact holds model/ (Hugging Face format), checkpoints/, metrics."""
+    from mbertlab.config import load_config
+    from mbertlab.pretrain.config import PretrainConfig
+    from mbertlab.pretrain.loop import pretrain_into
+    from mbertlab.store.artifacts import ArtifactStore
+
+    store = ArtifactStore(state(ctx).workdir)
+    source = store.open(shards, "shards")
+    cfg = load_config(PretrainConfig, config, set_)
+    artifact = store.build("pretrain", cfg, lambda out: pretrain_into(cfg, source.path, out), [source], resumable=True)
+    typer.echo(str(artifact.path))

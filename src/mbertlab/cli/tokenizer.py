@@ -1,8 +1,58 @@
-"""CLI: tokenizer commands (thin: parse, call one library function, print)."""
+"""CLI: tokenizer train | encode."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import List
 
 import typer
 
+from mbertlab.cli.common import state
+
+tokenizer_app = typer.Typer(help="Train tokenizers and encode corpora into token shards.", no_args_is_help=True)
+
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    app.add_typer(tokenizer_app, name="tokenizer")
+
+
+def _corpus_files(corpus: Path, languages: list[str], split: str) -> dict[str, Path]:
+    return {l: corpus / l / f"{split}.txt" for l in languages}
+
+
+@tokenizer_app.command("train")
+def train(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="A TokenizerConfig YAML (kind, vocab_size, languages, markers)."),
+    corpus: Path = typer.Option(..., help="A corpus artifact directory (<lang>/train.txt per language)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set vocab_size=4000."),
+) -> None:
+    """Learn a vocabulary; the artifact is a Hugging Face tokenizer directory."""
+    from mbertlab.config import load_config
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
+
+    store = ArtifactStore(state(ctx).workdir)
+    source = store.open(corpus, "corpus")
+    cfg = load_config(TokenizerConfig, config, set_)
+    files = _corpus_files(source.path, cfg.languages, "train")
+    artifact = store.build("tokenizer", cfg, lambda out: train_tokenizer_into(cfg, files, out), [source])
+    typer.echo(str(artifact.path))
+
+
+@tokenizer_app.command("encode")
+def encode(
+    ctx: typer.Context,
+    tokenizer: Path = typer.Option(..., help="A tokenizer artifact directory."),
+    corpus: Path = typer.Option(..., help="A corpus artifact directory."),
+    languages: List[str] = typer.Option(..., "--lang", help="Languages to encode (repeatable)."),
+) -> None:
+    """Encode a corpus into memory-mapped token shards for pretraining."""
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.tokenizers.shards import ShardsConfig, write_shards_into
+
+    store = ArtifactStore(state(ctx).workdir)
+    tok, source = store.open(tokenizer, "tokenizer"), store.open(corpus, "corpus")
+    cfg = ShardsConfig(languages=list(languages))
+    texts = {l: {s: source.path / l / f"{s}.txt" for s in cfg.splits} for l in cfg.languages}
+    artifact = store.build("shards", cfg, lambda out: write_shards_into(cfg, tok.path, texts, out), [tok, source])
+    typer.echo(str(artifact.path))

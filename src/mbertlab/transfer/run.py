@@ -9,7 +9,7 @@ from mbertlab.formats.records import TaggedSentence
 from mbertlab.runtime import seed_everything, setup_torch
 from mbertlab.store.artifacts import Artifact, ArtifactStore, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
-from mbertlab.transfer.config import TransferConfig
+from mbertlab.transfer.config import DataFile, TransferConfig
 from mbertlab.transfer.tagging import (_windows, freeze_bottom, load_encoder, load_tagged, majority_predictions,
                                        metrics_for, predict, train_tagger)
 
@@ -43,14 +43,33 @@ def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Pat
     for (file, gold), pred in zip(evals, predictions):
         metrics = metrics_for(config.task, [s.tags for s in gold], pred)
         scores[f"{file.lang}.{file.split}"] = metrics
-        write_ner([TaggedSentence(s.tokens, p) for s, p in zip(gold, pred)],
-                  out / "predictions" / f"{config.task}.{file.lang}.{file.split}.txt")
+        write_predictions(file, config.task, gold, pred, out / "predictions", data_root)
         rows += [ResultRow(metric=k, value=v, study=study, model=model_name, task=config.task,
                            mode=config.mode, train_lang=config.train.lang, test_lang=file.lang, split=file.split,
                            seed=config.seed, config_hash=final_path(out).name, artifact=str(final_path(out)))
                  for k, v in metrics.items()]
     (out / "scores.json").write_text(json.dumps(scores, indent=1) + "\n", encoding="utf-8")
     results.add(rows, replace_artifact=str(final_path(out)))
+
+
+def write_predictions(file: DataFile, task: str, gold: list[TaggedSentence], pred: list[list[str]],
+                      folder: Path, root: Path | None) -> Path:
+    """Predictions in the input's format: CoNLL-U with predicted UPOS, XTREME TSV, or NER columns."""
+    stem = f"{task}.{file.lang}.{file.split}"
+    if file.format == "conllu":
+        from itertools import islice
+
+        from mbertlab.formats.conllu import read_conllu, write_conllu
+
+        source = Path(file.path) if root is None or Path(file.path).is_absolute() else root / file.path
+        sentences = list(islice(read_conllu(source, v1_to_v2=True), len(gold)))
+        for sentence, tags in zip(sentences, pred):
+            sentence.upos = list(tags)
+        write_conllu(sentences, folder / f"{stem}.conllu")
+        return folder / f"{stem}.conllu"
+    path = folder / f"{stem}.{'tsv' if file.format == 'udpos' else 'txt'}"
+    write_ner([TaggedSentence(s.tokens, p) for s, p in zip(gold, pred)], path)
+    return path
 
 
 def _fine_tune_and_predict(config: TransferConfig, encoder_dir: Path | None, train, evals) -> list[list[list[str]]]:
