@@ -6,7 +6,7 @@ import torch
 from transformers import AutoModelForMaskedLM
 
 from mbertlab.pretrain.config import ModelShape
-from mbertlab.pretrain.data import IGNORE, Masker, language_probs, permute_pieces
+from mbertlab.pretrain.data import IGNORE, Masker, permute_pieces
 from mbertlab.pretrain.model import mlm_loss, new_model
 from mbertlab.tokenizers.train import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
@@ -49,11 +49,6 @@ def test_permutation():
     assert sorted(full) == list(seq) and (full != seq).sum() == 2 * (11 // 2)
     half = permute_pieces(np.arange(20), 0.5, rng)
     assert (half != np.arange(20)).sum() == 2 * 5
-
-
-def test_language_probs():
-    assert language_probs({"a": 100, "b": 300}, 1.0) == {"a": 0.25, "b": 0.75}
-    assert language_probs({"a": 100, "b": 300}, 0.0) == {"a": 0.5, "b": 0.5}
 
 
 def test_masked_only_loss_equals_full_head_and_hf_reload(tmp_path):

@@ -62,3 +62,26 @@ def transform(
         raise ConfigError(f"unknown transform {kind!r} (expected fake-script, unigram, window or permute)")
     write_lines(out, dst)
     typer.echo(f"{dst}: {len(out)} lines")
+
+
+@corpus_app.command("overlap")
+def overlap_cmd(
+    source: Path = typer.Argument(..., help="Source text, one sentence per line."),
+    target: Path = typer.Argument(..., help="Target text."),
+    tokenizer: Optional[Path] = typer.Option(None, help="A tokenizer directory (default: whitespace tokens)."),
+) -> None:
+    """Subword overlap of a target text against a source text: p_type and p_token (Wu & Dredze 2019)."""
+    import json
+
+    from mbertlab.corpus.overlap import overlap
+    from mbertlab.formats.text import read_lines
+
+    if tokenizer is not None:
+        from mbertlab.tokenizers.train import load_tokenizer
+
+        tok = load_tokenizer(tokenizer)
+        split = lambda line: tok.tokenize(line)  # noqa: E731
+    else:
+        split = str.split
+    tokens = lambda path: (t for line in read_lines(path) for t in split(line))  # noqa: E731
+    typer.echo(json.dumps(overlap(tokens(source), tokens(target)), indent=1))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from mbertlab.corpus.sampling import sampling_probs
 from mbertlab.tokenizers.shards import ShardReader
 from mbertlab.tokenizers.train import MASK_ID
 
@@ -21,13 +22,6 @@ class Batch:
     input_ids: torch.Tensor  # [B, S]
     labels: torch.Tensor  # [B, S], IGNORE except at selected positions
     lang: str
-
-
-def language_probs(sizes: dict[str, int], alpha: float) -> dict[str, float]:
-    """p_l ∝ n_l^alpha: 1 keeps the data's proportions, 0 is uniform (exponential smoothing)."""
-    weights = {l: float(n) ** alpha for l, n in sizes.items()}
-    total = sum(weights.values())
-    return {l: w / total for l, w in weights.items()}
 
 
 def permute_pieces(seq: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
@@ -47,7 +41,7 @@ class WindowSampler:
     def __init__(self, shards: ShardReader, split: str, seq_len: int, alpha: float, permute: dict[str, float]):
         self.shards, self.split, self.seq_len, self.permute = shards, split, seq_len, permute
         sizes = {l: len(shards.tokens(l, split)) for l in shards.languages}
-        probs = language_probs(sizes, alpha)
+        probs = sampling_probs(sizes, alpha)
         self.languages = list(probs)
         self.probs = np.array([probs[l] for l in self.languages])
 

@@ -1,0 +1,109 @@
+"""Sampling, overlap and manipulations against hand computations and independent counts."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.stats import chisquare
+
+from mbertlab.corpus.manipulations import fake_script, permute_words, unfake_script, unigram_corpus, window
+from mbertlab.corpus.overlap import overlap, vocab_coverage, vocab_frequency_curve
+from mbertlab.corpus.sampling import balanced_budget, sampling_probs, smoothed_budget
+from mbertlab.formats.conllu import read_conllu
+
+
+def test_sampling_probs_and_budgets():
+    assert sampling_probs({"a": 100, "b": 300}, 1.0) == {"a": 0.25, "b": 0.75}
+    assert sampling_probs({"a": 100, "b": 300}, 0.0) == {"a": 0.5, "b": 0.5}
+    p = sampling_probs({"a": 100, "b": 400}, 0.5)  # sqrt: 10 vs 20
+    assert p["a"] == pytest.approx(1 / 3)
+    assert balanced_budget({"a": 5, "b": 9, "c": 7}) == {"a": 5, "b": 5, "c": 5}
+    assert smoothed_budget({"a": 100, "b": 400}, 0.0, 300) == {"a": 100, "b": 150}
+
+
+def test_overlap_by_hand():
+    assert overlap("a b c".split(), "a a d e".split()) == {"p_type": 1 / 3, "p_token": 2 / 4}
+
+
+def test_overlap_on_two_treebanks(shared_data):
+    en = [w for s in read_conllu(shared_data / "ud" / "en_partut-ud-dev.conllu") for w in s.forms]
+    es = [w for s in read_conllu(shared_data / "ud" / "es_gsd-ud-dev.conllu") for w in s.forms]
+    src_types = set(en)
+    shared_types = {w for w in set(es) if w in src_types}
+    p_token = sum(1 for w in es if w in src_types) / len(es)
+    assert overlap(en, es) == {"p_type": len(shared_types) / len(set(es)), "p_token": p_token}
+
+
+def test_vocab_curves():
+    counts = Counter({"a": 5, "b": 1, "c": 0})
+    assert vocab_frequency_curve(counts, ["a", "b", "c", "d"], [0, 1, 4]) == [(0, 0.5), (1, 0.25), (4, 0.25)]
+    assert vocab_coverage(counts, ["a", "d"]) == 0.5
+
+
+def test_fake_script_disjoint_from_every_raw_text(shared_data):
+    en = (shared_data / "raw_text" / "en.txt").read_text(encoding="utf-8")[:20000]
+    fake = fake_script(en)
+    assert unfake_script(fake) == en
+    fake_chars = set(fake) - set(" \n\t")
+    for path in (shared_data / "raw_text").glob("*.txt"):
+        assert not fake_chars & set(path.read_text(encoding="utf-8")), path.name
+
+
+@given(st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=3), min_size=0, max_size=30),
+       st.floats(0, 1), st.integers(0, 10))
+def test_permutation_properties(words, p, seed):
+    sentence = " ".join(words)
+    out = permute_words(sentence, p, random.Random(seed))
+    assert sorted(out.split()) == sorted(sentence.split())
+    if p == 0:
+        assert out == " ".join(sentence.split())
+
+
+def test_permutation_swaps_exactly_half_at_p1():
+    words = [f"w{i}" for i in range(11)]
+    out = permute_words(" ".join(words), 1.0, random.Random(0)).split()
+    assert sum(a != b for a, b in zip(words, out)) == 2 * (11 // 2)
+
+
+def test_unigram_corpus_keeps_lengths_and_frequencies():
+    rng = random.Random(0)
+    vocab = [f"w{i}" for i in range(20)]
+    weights = [1 / (i + 1) for i in range(20)]
+    source = [" ".join(rng.choices(vocab, weights, k=rng.randint(3, 12))) for _ in range(4000)]
+    out = unigram_corpus(source, seed=1)
+    assert [len(s.split()) for s in out] == [len(s.split()) for s in source]
+    src_counts, out_counts = Counter(" ".join(source).split()), Counter(" ".join(out).split())
+    total = sum(out_counts.values())
+    expected = [src_counts[w] / sum(src_counts.values()) * total for w in vocab]
+    assert chisquare([out_counts[w] for w in vocab], expected).pvalue > 0.01
+
+
+def test_window():
+    assert list(window(["a b c d e", "f"], 2)) == ["a b", "c d", "e", "f"]
+
+
+def test_corpus_build_counts_and_determinism(tmp_path, shared_data):
+    from mbertlab.corpus.build import CorpusConfig, build_corpus_into
+
+    source = shared_data / "raw_text" / "af.txt"
+    config = CorpusConfig.model_validate({"languages": [{"name": "af", "sources": [{"path": str(source)}]}],
+                                          "dev_fraction": 0.1})
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        build_corpus_into(config, tmp_path / name)
+    lines = [l.strip() for l in source.read_text(encoding="utf-8").splitlines() if l.strip()]
+    distinct = list(dict.fromkeys(lines))
+    train = (tmp_path / "a" / "af" / "train.txt").read_text(encoding="utf-8").splitlines()
+    dev = (tmp_path / "a" / "af" / "dev.txt").read_text(encoding="utf-8").splitlines()
+    assert sorted(train + dev) == sorted(distinct) and not set(train) & set(dev)
+    assert 0.05 < len(dev) / len(distinct) < 0.15
+    import json
+
+    stats = json.loads((tmp_path / "a" / "stats.json").read_text())["af"]
+    assert stats["train"]["sentences"] == len(train)
+    assert stats["train"]["tokens"] == sum(len(l.split()) for l in train)
+    for f in ("af/train.txt", "af/dev.txt", "stats.json"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
