@@ -78,3 +78,19 @@ def test_shards_equal_independent_encoding(tmp_path, corpus):
         assert f.read_bytes() == (tmp_path / "s2" / f.name).read_bytes()
     assert reader.tokens("a").dtype == np.uint16
     assert dtype_for(65536) == np.uint16 and dtype_for(65537) == np.uint32
+
+
+def test_sentencepiece_matches_the_reference_library(tmp_path, shared_data):
+    import sentencepiece as spm
+
+    files = {l: shared_data / "raw_text" / f"{l}.txt" for l in ("en", "es")}
+    train_tokenizer_into(TokenizerConfig(kind="sentencepiece", vocab_size=1500, languages=["en", "es"]), files, tmp_path)
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    assert tok.convert_ids_to_tokens(list(range(5))) == SPECIALS
+    reference = spm.SentencePieceProcessor(model_file=str(tmp_path / "sentencepiece.model"))
+    held_out = (shared_data / "raw_text" / "de.txt").read_text(encoding="utf-8").splitlines()[:200]
+    same = sum(tok.tokenize(line) == reference.encode(line, out_type=str) for line in held_out)
+    assert same == len(held_out)
+    covered = [line for line in held_out if 1 not in tok(line, add_special_tokens=False)["input_ids"]]
+    assert len(covered) > 50  # lines whose every character was seen in training (no [UNK])
+    assert all(tok.decode(tok(line, add_special_tokens=False)["input_ids"]) == line for line in covered)

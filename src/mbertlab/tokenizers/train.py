@@ -20,8 +20,9 @@ PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
 
 
 class TokenizerConfig(Config):
-    kind: Literal["word", "wordpiece", "char"] = Field("word", description="word: top-K whitespace words; "
-                                                       "wordpiece: HF WordPiece; char: every character seen.")
+    kind: Literal["word", "wordpiece", "char", "sentencepiece"] = Field(
+        "word", description="word: top-K whitespace words; wordpiece: HF WordPiece; char: every character seen; "
+        "sentencepiece: Kudo's unigram LM (the sentencepiece library), converted to a HF tokenizer.")
     vocab_size: int = Field(8000, gt=0, description="Learned vocabulary size, excluding special tokens.")
     languages: list[str] = Field(default_factory=list, description="Languages, in order; markers follow it.")
     markers: bool = Field(False, description="Add one [SEP-xx] token per language (K et al. §3.4.2).")
@@ -62,6 +63,8 @@ def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: P
     specials = special_tokens(config)
     if config.kind == "wordpiece":
         tokenizer = _wordpiece(config, lines, specials)
+    elif config.kind == "sentencepiece":
+        tokenizer = _sentencepiece(config, lines, specials, out)
     else:
         tokenizer = _counted(config, lines, specials)
     _save(tokenizer, config, out, len(specials))
@@ -105,6 +108,33 @@ def _wordpiece(config: TokenizerConfig, lines: Iterable[str], specials: list[str
     return tokenizer
 
 
+def _sentencepiece(config: TokenizerConfig, lines: Iterable[str], specials: list[str], out: Path):
+    """Train a unigram LM with sentencepiece, then carry its pieces and scores into a HF Unigram model
+    (same Viterbi segmentation), with our special tokens in front."""
+    import tempfile
+
+    import sentencepiece as spm
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    with tempfile.TemporaryDirectory() as tmp:
+        text = Path(tmp) / "train.txt"
+        text.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        prefix = str(Path(tmp) / "spm")
+        spm.SentencePieceTrainer.train(input=str(text), model_prefix=prefix, model_type="unigram",
+                                       vocab_size=config.vocab_size + 1, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1,
+                                       character_coverage=1.0, seed_sentencepiece_size=100_000, num_threads=2,
+                                       minloglevel=2, hard_vocab_limit=False, shuffle_input_sentence=False)
+        model = spm.SentencePieceProcessor(model_file=prefix + ".model")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "sentencepiece.model").write_bytes(Path(prefix + ".model").read_bytes())  # the reference model
+        pieces = [(model.id_to_piece(i), model.get_score(i)) for i in range(1, model.get_piece_size())]
+    vocab = [(tok, 0.0) for tok in specials] + pieces
+    tokenizer = Tokenizer(models.Unigram(vocab, unk_id=specials.index("[UNK]"), byte_fallback=False))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
+    tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    return tokenizer
+
+
 def _save(tokenizer, config: TokenizerConfig, out: Path, n_specials: int) -> None:
     from tokenizers import decoders, processors
     from transformers import PreTrainedTokenizerFast
@@ -112,7 +142,8 @@ def _save(tokenizer, config: TokenizerConfig, out: Path, n_specials: int) -> Non
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", CLS_ID), ("[SEP]", SEP_ID)])
-    tokenizer.decoder = decoders.WordPiece() if config.kind != "word" else decoders.WordPiece(prefix="\0")
+    if config.kind != "sentencepiece":
+        tokenizer.decoder = decoders.WordPiece() if config.kind != "word" else decoders.WordPiece(prefix="\0")
     for i, tok in enumerate(SPECIALS):
         if tokenizer.token_to_id(tok) != i:
             raise RuntimeError(f"special token {tok} got id {tokenizer.token_to_id(tok)}, expected {i}")
