@@ -19,6 +19,7 @@ import torch
 
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import IGNORE, Masker, WindowSampler
+from mbertlab.pretrain.distributed import World, world_from_env
 from mbertlab.pretrain.model import bf16_supported, load_model, masked_logits, mlm_loss, new_model
 from mbertlab.pretrain.schedule import lr_at
 from mbertlab.progress import progress
@@ -51,8 +52,12 @@ class TrainState:
 
 
 def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
-    """Train (or resume from the newest checkpoint in `out`) and save the final model to `out/model`."""
+    """Train (or resume from the newest checkpoint in `out`) and save the final model to `out/model`.
+
+    Under torchrun (or SLURM) every rank runs this with the same `out`; only rank 0 writes.
+    """
     setup_torch()
+    world = world_from_env()
     seed_everything(config.seed)
     shards = ShardReader(shards_dir)
     info = json.loads((shards.tokenizer_dir / "mbertlab_tokenizer.json").read_text())
@@ -66,12 +71,14 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
     masker = Masker(shards.vocab_size, info["specials"], config.mask_prob, counts)
     dev = _dev_batches(config, shards, masker)
     use_bf16 = config.precision == "bf16" or (config.precision == "auto" and bf16_supported())
-    _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, out)
-    model.save_pretrained(str(out / "model"))
-    _copy_tokenizer(shards.tokenizer_dir, out / "model")
+    _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, out, world)
+    if world.main:
+        model.save_pretrained(str(out / "model"))
+        _copy_tokenizer(shards.tokenizer_dir, out / "model")
+    world.barrier()
 
 
-def _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, out) -> None:
+def _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, out, world: World) -> None:
     micro = config.batch_size // config.accumulation
     autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if use_bf16 else contextlib.nullcontext
     model.train()
@@ -84,21 +91,24 @@ def _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, ou
                 group["lr"] = lr_at(state.step, config.lr, config.warmup, config.steps, config.schedule)
             total_loss = 0.0
             for _ in range(config.accumulation):
-                lang, windows = sampler.draw(state.data_rng, micro)
+                lang, windows = sampler.draw(state.data_rng, micro)  # the global micro-batch, on every rank
                 inputs, labels = masker(windows, state.mask_gen)
+                selected = int((labels != IGNORE).sum())
                 with autocast():
-                    loss = mlm_loss(model, inputs, labels) / config.accumulation
+                    loss = mlm_loss(model, world.shard(inputs), world.shard(labels), selected) / config.accumulation
                 loss.backward()
-                total_loss += loss.item()
+                total_loss += world.sum(loss.item())
                 tokens += windows.numel()
+            world.sum_gradients(model.parameters())
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             opt.step()
             opt.zero_grad(set_to_none=True)
             rate = tokens / max(1e-9, time.time() - started)
             bar.update(task, advance=1, description=f"pretrain loss {total_loss:.3f} {rate:,.0f} tok/s")
-            if state.step % config.checkpoint_every == 0 or state.step == config.steps:
+            if (state.step % config.checkpoint_every == 0 or state.step == config.steps) and world.main:
                 _evaluate(model, dev, state.step, out, autocast)
                 _checkpoint(out, model, opt, state, shards, config.keep_checkpoints)
+            world.barrier()
 
 
 def _dev_batches(config: PretrainConfig, shards: ShardReader, masker: Masker) -> dict[str, list]:

@@ -43,9 +43,13 @@ def masked_logits(model, input_ids: torch.Tensor, labels: torch.Tensor,
     return model.cls(hidden[selected]), labels[selected]  # [M, H] -> [M, V]
 
 
-def mlm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+def mlm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor, normalizer: int | None = None) -> torch.Tensor:
+    """Mean cross-entropy over the selected positions, or their sum divided by `normalizer` (the
+    number of selected positions in the global batch, when this is one rank's slice of it)."""
     logits, gold = masked_logits(model, input_ids, labels)
-    return F.cross_entropy(logits.float(), gold)
+    if normalizer is None:
+        return F.cross_entropy(logits.float(), gold)
+    return F.cross_entropy(logits.float(), gold, reduction="sum") / normalizer
 
 
 def bf16_supported() -> bool:
