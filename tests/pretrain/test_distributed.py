@@ -70,3 +70,26 @@ def test_slices_with_global_normaliser_sum_to_the_full_batch_gradient():
         mlm_loss(model, world.shard(inputs), world.shard(labels), n).backward()  # grads accumulate = summed
     for g, p in zip(full, model.parameters()):
         assert torch.allclose(g, p.grad, atol=1e-6)
+
+
+def test_pretrain_command_under_torchrun(tmp_path, src_shards):
+    """`torchrun --nproc_per_node 2 -m mbertlab pretrain` builds one artifact equal to a single process's."""
+    import shutil
+    from pathlib import Path
+
+    torchrun = Path(sys.executable).with_name("torchrun")
+    shards_dir = tmp_path / "w" / "shards" / "0123456789abcdef"
+    shutil.copytree(src_shards, shards_dir)
+    (shards_dir / "meta.json").write_text("{}")
+    sets = ["--set", "steps=4", "--set", "checkpoint_every=2", "--set", "batch_size=8", "--set", "model.hidden=32",
+            "--set", "model.layers=1", "--set", "precision=fp32"]
+    cmd = ["-m", "mbertlab", "--workdir", str(tmp_path / "w"), "pretrain", "--shards", str(shards_dir), *sets]
+    env = {**os.environ, "MBERTLAB_THREADS": "1"}
+    subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), *cmd], check=True,
+                   env=env, capture_output=True)
+    [built] = [p for p in (tmp_path / "w" / "pretrain").iterdir() if not p.name.startswith(".")]
+    single = subprocess.run([sys.executable, *cmd[:2], "--workdir", str(tmp_path / "w1"), *cmd[4:]], check=True,
+                            env=env, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    a = load_file(str(built / "model" / "model.safetensors"))
+    b = load_file(str(Path(single) / "model" / "model.safetensors"))
+    assert Path(single).name == built.name and all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)

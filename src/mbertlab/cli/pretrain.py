@@ -1,4 +1,4 @@
-"""CLI: pretrain — train a BERT masked-LM on token shards."""
+"""CLI: pretrain — train a BERT masked-LM on token shards (also under torchrun, one process per rank)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,14 +19,23 @@ def pretrain(
     shards: Path = typer.Option(..., help="A shards artifact directory."),
     set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set steps=2000 --set model.layers=2."),
 ) -> None:
-    """Pretrain (or resume) an encoder; the artifact holds model/ (Hugging Face format), checkpoints/, metrics."""
+    """Pretrain (or resume) an encoder; the artifact holds model/ (Hugging Face format), checkpoints/, metrics.
+
+    Data-parallel: `torchrun --nproc_per_node N -m mbertlab pretrain ...` (rank 0 owns the artifact).
+    """
     from mbertlab.config import load_config
     from mbertlab.pretrain.config import PretrainConfig
+    from mbertlab.pretrain.distributed import world_from_env
     from mbertlab.pretrain.loop import pretrain_into
     from mbertlab.store.artifacts import ArtifactStore
 
     store = ArtifactStore(state(ctx).workdir)
     source = store.open(shards, "shards")
     cfg = load_config(PretrainConfig, config, set_)
+    world = world_from_env()
+    if not world.main:  # other ranks train in rank 0's build directory and write nothing
+        partial = store.workdir / "pretrain" / f".partial-{store.hash_for('pretrain', cfg, [source])}"
+        pretrain_into(cfg, source.path, partial)
+        return
     artifact = store.build("pretrain", cfg, lambda out: pretrain_into(cfg, source.path, out), [source], resumable=True)
     typer.echo(str(artifact.path))
