@@ -9,7 +9,7 @@ from mbertlab.tokenizers.shards import ShardsConfig, write_shards_into
 from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
 
 
-def make_shards(root: Path, languages: list[str], train_sentences: int = 3000) -> Path:
+def make_shards(root: Path, languages: list[str], train_sentences: int = 3000, markers: bool = False) -> Path:
     gen = root / "gen"
     if not gen.exists():
         generate_into(preset_config("quick", 0, {"sentences": {"train": train_sentences, "dev": 200, "test": 10}}), gen)
@@ -17,7 +17,8 @@ def make_shards(root: Path, languages: list[str], train_sentences: int = 3000) -
     tok.mkdir(exist_ok=True)
     shards.mkdir(exist_ok=True)
     files = {l: gen / l / "text" / "train.txt" for l in languages}
-    train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=2000, languages=languages), files, tok)
+    train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=2000, languages=languages, markers=markers),
+                         files, tok)
     texts = {l: {s: gen / l / "text" / f"{s}.txt" for s in ("train", "dev")} for l in languages}
     write_shards_into(ShardsConfig(languages=languages), tok, texts, shards)
     return shards
@@ -31,3 +32,8 @@ def src_shards(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def pair_shards(tmp_path_factory) -> Path:
     return make_shards(tmp_path_factory.mktemp("pair"), ["src", "fake"])
+
+
+@pytest.fixture(scope="session")
+def marker_shards(tmp_path_factory) -> Path:
+    return make_shards(tmp_path_factory.mktemp("markers"), ["src", "fake"], train_sentences=800, markers=True)

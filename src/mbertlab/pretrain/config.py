@@ -37,6 +37,11 @@ class PretrainConfig(Config):
     mask_prob: float = Field(0.15, gt=0.0, lt=1.0)
     selection: Literal["uniform", "rare"] = Field("uniform", description="rare: selection ∝ count^-0.5 (XLM).")
     alpha: float = Field(0.0, ge=0.0, description="Language sampling p ∝ n^alpha (0: uniform, 0.7: mBERT).")
+    layout: Literal["stream", "pairs"] = Field("stream", description="stream: XLM-style windows ignoring sentence "
+                                               "boundaries; pairs: BERT-style [CLS] A [SEP] B [SEP] with segment ids.")
+    nsp: bool = Field(False, description="Next-sentence prediction (pairs only; K et al. compare with and without).")
+    markers: bool = Field(False, description="Language markers [SEP-xx] (the tokenizer must have them): they "
+                          "replace [SEP] in pairs and open every stream window.")
     permute: dict[str, float] = Field(default_factory=dict, description="Per language share p of word-piece "
                                       "pairs swapped (K et al. §3.2.2).")
     checkpoint_every: int = Field(500, ge=1)

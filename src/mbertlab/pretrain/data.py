@@ -12,16 +12,20 @@ import torch
 
 from mbertlab.corpus.sampling import sampling_probs
 from mbertlab.tokenizers.shards import ShardReader
-from mbertlab.tokenizers.train import MASK_ID
+from mbertlab.tokenizers.train import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
 IGNORE = -100
 
 
 @dataclass
 class Batch:
+    """One global micro-batch before masking; the optional fields exist for sentence pairs."""
+
     input_ids: torch.Tensor  # [B, S]
-    labels: torch.Tensor  # [B, S], IGNORE except at selected positions
     lang: str
+    token_type_ids: torch.Tensor | None = None  # [B, S], 0 for segment A, 1 for B
+    attention_mask: torch.Tensor | None = None  # [B, S], 0 at padding
+    nsp_labels: torch.Tensor | None = None  # [B], 0 = B follows A, 1 = B is a random sentence
 
 
 def permute_pieces(seq: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
@@ -36,23 +40,64 @@ def permute_pieces(seq: np.ndarray, p: float, rng: np.random.Generator) -> np.nd
 
 
 class WindowSampler:
-    """Random windows of `seq_len` tokens from one language's stream, the language drawn per batch."""
+    """XLM-style: random windows of a language's token stream (sentence boundaries ignored, no padding),
+    the language drawn per batch. With markers, each window starts with the language's [SEP-xx]."""
 
-    def __init__(self, shards: ShardReader, split: str, seq_len: int, alpha: float, permute: dict[str, float]):
-        self.shards, self.split, self.seq_len, self.permute = shards, split, seq_len, permute
+    def __init__(self, shards: ShardReader, split: str, seq_len: int, alpha: float, permute: dict[str, float],
+                 markers: dict[str, int] | None = None):
+        self.shards, self.split, self.seq_len, self.permute, self.markers = shards, split, seq_len, permute, markers
         sizes = {l: len(shards.tokens(l, split)) for l in shards.languages}
         probs = sampling_probs(sizes, alpha)
         self.languages = list(probs)
         self.probs = np.array([probs[l] for l in self.languages])
 
-    def draw(self, rng: np.random.Generator, batch_size: int) -> tuple[str, torch.Tensor]:
-        lang = self.languages[int(rng.choice(len(self.languages), p=self.probs))]
+    def language(self, rng: np.random.Generator) -> str:
+        return self.languages[int(rng.choice(len(self.languages), p=self.probs))]
+
+    def draw(self, rng: np.random.Generator, batch_size: int) -> Batch:
+        lang = self.language(rng)
         stream = self.shards.tokens(lang, self.split)
-        starts = rng.integers(0, len(stream) - self.seq_len, size=batch_size)
-        windows = np.stack([np.asarray(stream[s:s + self.seq_len], dtype=np.int64) for s in starts])
+        length = self.seq_len - (1 if self.markers else 0)
+        starts = rng.integers(0, len(stream) - length, size=batch_size)
+        windows = np.stack([np.asarray(stream[s:s + length], dtype=np.int64) for s in starts])
         if self.permute.get(lang, 0.0) > 0:
             windows = np.stack([permute_pieces(w, self.permute[lang], rng) for w in windows])
-        return lang, torch.from_numpy(windows)
+        if self.markers:
+            windows = np.concatenate([np.full((batch_size, 1), self.markers[lang]), windows], axis=1)
+        return Batch(torch.from_numpy(windows), lang)
+
+
+class PairSampler(WindowSampler):
+    """BERT-style: [CLS] A [SEP] B [SEP] from consecutive sentences, padded to `seq_len`. With NSP, B is a
+    random sentence half of the time; with markers, the language's [SEP-xx] replaces [SEP]."""
+
+    def __init__(self, *args, nsp: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.nsp = nsp
+
+    def draw(self, rng: np.random.Generator, batch_size: int) -> Batch:
+        lang = self.language(rng)
+        n = self.shards.num_sentences(lang, self.split)
+        sep = self.markers[lang] if self.markers else SEP_ID
+        ids = np.full((batch_size, self.seq_len), PAD_ID, dtype=np.int64)
+        types = np.zeros_like(ids)
+        nsp = np.zeros(batch_size, dtype=np.int64)
+        budget = (self.seq_len - 3) // 2
+        for row in range(batch_size):
+            i = int(rng.integers(0, n - 1))
+            random_b = self.nsp and rng.random() < 0.5
+            j = int(rng.integers(0, n)) if random_b else i + 1
+            a = self.shards.sentence(lang, self.split, i)[:budget]
+            b = self.shards.sentence(lang, self.split, j)[: self.seq_len - 3 - len(a)]
+            if self.permute.get(lang, 0.0) > 0:
+                a, b = permute_pieces(a, self.permute[lang], rng), permute_pieces(b, self.permute[lang], rng)
+            pair = [CLS_ID, *a.tolist(), sep, *b.tolist(), sep]
+            ids[row, : len(pair)] = pair
+            types[row, len(a) + 2: len(pair)] = 1
+            nsp[row] = int(random_b)
+        input_ids = torch.from_numpy(ids)
+        return Batch(input_ids, lang, torch.from_numpy(types), (input_ids != PAD_ID).long(),
+                     torch.from_numpy(nsp) if self.nsp else None)
 
 
 class Masker:

@@ -17,10 +17,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mbertlab.errors import ConfigError
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.data import IGNORE, Masker, WindowSampler
+from mbertlab.pretrain.data import IGNORE, Batch, Masker, PairSampler, WindowSampler
 from mbertlab.pretrain.distributed import World, world_from_env
-from mbertlab.pretrain.model import bf16_supported, load_model, masked_logits, mlm_loss, new_model
+from mbertlab.pretrain.model import bf16_supported, load_model, masked_logits, new_model, pretraining_loss
 from mbertlab.pretrain.schedule import lr_at
 from mbertlab.progress import progress
 from mbertlab.runtime import seed_everything, setup_torch
@@ -61,12 +62,18 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
     seed_everything(config.seed)
     shards = ShardReader(shards_dir)
     info = json.loads((shards.tokenizer_dir / "mbertlab_tokenizer.json").read_text())
+    if config.nsp and config.layout != "pairs":
+        raise ConfigError("pretrain: nsp needs layout: pairs (next-sentence prediction is over sentence pairs)")
     model = load_model(config.init_from, config.model.attention) if config.init_from else \
-        new_model(config.model, shards.vocab_size)
+        new_model(config.model, shards.vocab_size, nsp=config.nsp)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay)
     state = TrainState(config)
     _resume(out, model, opt, state)
-    sampler = WindowSampler(shards, "train", config.seq_len, config.alpha, config.permute)
+    markers = _marker_ids(shards) if config.markers else None
+    if config.layout == "pairs":
+        sampler = PairSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers, nsp=config.nsp)
+    else:
+        sampler = WindowSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers)
     counts = shards.token_counts() if config.selection == "rare" else None
     masker = Masker(shards.vocab_size, info["specials"], config.mask_prob, counts)
     dev = _dev_batches(config, shards, masker)
@@ -91,14 +98,15 @@ def _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, ou
                 group["lr"] = lr_at(state.step, config.lr, config.warmup, config.steps, config.schedule)
             total_loss = 0.0
             for _ in range(config.accumulation):
-                lang, windows = sampler.draw(state.data_rng, micro)  # the global micro-batch, on every rank
-                inputs, labels = masker(windows, state.mask_gen)
+                batch = sampler.draw(state.data_rng, micro)  # the global micro-batch, on every rank
+                inputs, labels = masker(batch.input_ids, state.mask_gen)
                 selected = int((labels != IGNORE).sum())
                 with autocast():
-                    loss = mlm_loss(model, world.shard(inputs), world.shard(labels), selected) / config.accumulation
+                    loss = pretraining_loss(model, _slice(batch, inputs, world), world.shard(labels), selected,
+                                            len(inputs)) / config.accumulation
                 loss.backward()
                 total_loss += world.sum(loss.item())
-                tokens += windows.numel()
+                tokens += inputs.numel()
             world.sum_gradients(model.parameters())
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             opt.step()
@@ -109,6 +117,27 @@ def _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, ou
                 _evaluate(model, dev, state.step, out, autocast)
                 _checkpoint(out, model, opt, state, shards, config.keep_checkpoints)
             world.barrier()
+
+
+def _slice(batch: Batch, inputs: torch.Tensor, world: World) -> Batch:
+    """This rank's rows of a masked global batch."""
+    part = lambda t: None if t is None else world.shard(t)  # noqa: E731
+    return Batch(world.shard(inputs), batch.lang, part(batch.token_type_ids), part(batch.attention_mask),
+                 part(batch.nsp_labels))
+
+
+def _marker_ids(shards: ShardReader) -> dict[str, int]:
+    from tokenizers import Tokenizer
+
+    from mbertlab.tokenizers.train import marker_token
+
+    tokenizer = Tokenizer.from_file(str(shards.tokenizer_dir / "tokenizer.json"))
+    ids = {lang: tokenizer.token_to_id(marker_token(lang)) for lang in shards.languages}
+    missing = [l for l, i in ids.items() if i is None]
+    if missing:
+        raise ConfigError(f"pretrain: markers need a tokenizer trained with markers: true "
+                          f"(no {', '.join(marker_token(l) for l in missing)})")
+    return ids
 
 
 def _dev_batches(config: PretrainConfig, shards: ShardReader, masker: Masker) -> dict[str, list]:

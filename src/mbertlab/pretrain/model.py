@@ -23,10 +23,13 @@ def bert_config(shape: ModelShape, vocab_size: int):
     )
 
 
-def new_model(shape: ModelShape, vocab_size: int):
-    from transformers import BertForMaskedLM
+def new_model(shape: ModelShape, vocab_size: int, nsp: bool = False):
+    """BertForMaskedLM, or BertForPreTraining when the objective includes next-sentence prediction
+    (both save in the layout AutoModelForMaskedLM loads; the NSP head is dropped there)."""
+    from transformers import BertForMaskedLM, BertForPreTraining
 
-    return BertForMaskedLM._from_config(bert_config(shape, vocab_size), attn_implementation=shape.attention)
+    cls = BertForPreTraining if nsp else BertForMaskedLM
+    return cls._from_config(bert_config(shape, vocab_size), attn_implementation=shape.attention)
 
 
 def load_model(path: str | Path, attention: str = "eager"):
@@ -40,7 +43,7 @@ def masked_logits(model, input_ids: torch.Tensor, labels: torch.Tensor,
     """Logits [M, V] at the M selected positions and their gold ids [M]."""
     hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # [B, S, H]
     selected = labels != -100
-    return model.cls(hidden[selected]), labels[selected]  # [M, H] -> [M, V]
+    return model.cls.predictions(hidden[selected]), labels[selected]  # [M, H] -> [M, V]
 
 
 def mlm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor, normalizer: int | None = None) -> torch.Tensor:
@@ -50,6 +53,22 @@ def mlm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor, normalizer: i
     if normalizer is None:
         return F.cross_entropy(logits.float(), gold)
     return F.cross_entropy(logits.float(), gold, reduction="sum") / normalizer
+
+
+def pretraining_loss(model, batch, labels: torch.Tensor, selected: int, rows: int) -> torch.Tensor:
+    """MLM (+ NSP) on one rank's slice, each term normalised by its global count (selected positions,
+    rows) so that summing gradients over ranks gives the full batch's gradient."""
+    out = model.bert(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                     token_type_ids=batch.token_type_ids)
+    hidden = out.last_hidden_state  # [B, S, H]
+    chosen = labels != -100
+    logits = model.cls.predictions(hidden[chosen])  # [M, V]
+    loss = F.cross_entropy(logits.float(), labels[chosen], reduction="sum") / selected
+    if batch.nsp_labels is not None:
+        pooled = model.bert.pooler(hidden)  # [B, H] from [CLS]
+        nsp = model.cls.seq_relationship(pooled)  # [B, 2]
+        loss = loss + F.cross_entropy(nsp.float(), batch.nsp_labels, reduction="sum") / rows
+    return loss
 
 
 def bf16_supported() -> bool:
