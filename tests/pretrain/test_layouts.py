@@ -53,3 +53,10 @@ def test_bad_combinations_are_config_errors(tmp_path, src_shards):
         pretrain_into(PretrainConfig.model_validate({**TINY, "nsp": True}), src_shards, tmp_path)
     with pytest.raises(ConfigError, match="markers: true"):
         pretrain_into(PretrainConfig.model_validate({**TINY, "markers": True}), src_shards, tmp_path)
+
+
+def test_within_batch_mixing_follows_the_probabilities(marker_shards):
+    sampler = WindowSampler(ShardReader(marker_shards), "train", 16, 0.0, {}, {"src": 5, "fake": 6}, within_batch=True)
+    batch = sampler.draw(np.random.default_rng(2), 2000)
+    share_src = (batch.input_ids[:, 0] == 5).float().mean().item()
+    assert batch.lang == "mixed" and abs(share_src - 0.5) < 0.05

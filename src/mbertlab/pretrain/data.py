@@ -44,27 +44,34 @@ class WindowSampler:
     the language drawn per batch. With markers, each window starts with the language's [SEP-xx]."""
 
     def __init__(self, shards: ShardReader, split: str, seq_len: int, alpha: float, permute: dict[str, float],
-                 markers: dict[str, int] | None = None):
+                 markers: dict[str, int] | None = None, within_batch: bool = False):
         self.shards, self.split, self.seq_len, self.permute, self.markers = shards, split, seq_len, permute, markers
+        self.within_batch = within_batch
         sizes = {l: len(shards.tokens(l, split)) for l in shards.languages}
         probs = sampling_probs(sizes, alpha)
         self.languages = list(probs)
         self.probs = np.array([probs[l] for l in self.languages])
 
-    def language(self, rng: np.random.Generator) -> str:
-        return self.languages[int(rng.choice(len(self.languages), p=self.probs))]
+    def row_languages(self, rng: np.random.Generator, batch_size: int) -> list[str]:
+        """The language of each sequence: one draw per batch, or one per sequence (within-batch mixing)."""
+        draws = rng.choice(len(self.languages), size=batch_size if self.within_batch else 1, p=self.probs)
+        langs = [self.languages[int(i)] for i in draws]
+        return langs if self.within_batch else langs * batch_size
 
     def draw(self, rng: np.random.Generator, batch_size: int) -> Batch:
-        lang = self.language(rng)
-        stream = self.shards.tokens(lang, self.split)
+        langs = self.row_languages(rng, batch_size)
         length = self.seq_len - (1 if self.markers else 0)
-        starts = rng.integers(0, len(stream) - length, size=batch_size)
-        windows = np.stack([np.asarray(stream[s:s + length], dtype=np.int64) for s in starts])
-        if self.permute.get(lang, 0.0) > 0:
-            windows = np.stack([permute_pieces(w, self.permute[lang], rng) for w in windows])
-        if self.markers:
-            windows = np.concatenate([np.full((batch_size, 1), self.markers[lang]), windows], axis=1)
-        return Batch(torch.from_numpy(windows), lang)
+        if self.within_batch:
+            starts = [int(rng.integers(0, len(self.shards.tokens(l, self.split)) - length)) for l in langs]
+        else:  # one vectorised draw for the batch's language
+            starts = rng.integers(0, len(self.shards.tokens(langs[0], self.split)) - length, size=batch_size)
+        rows = []
+        for lang, start in zip(langs, starts):
+            window = np.asarray(self.shards.tokens(lang, self.split)[start:start + length], dtype=np.int64)
+            if self.permute.get(lang, 0.0) > 0:
+                window = permute_pieces(window, self.permute[lang], rng)
+            rows.append(np.concatenate([[self.markers[lang]], window]) if self.markers else window)
+        return Batch(torch.from_numpy(np.stack(rows)), langs[0] if len(set(langs)) == 1 else "mixed")
 
 
 class PairSampler(WindowSampler):
@@ -76,14 +83,14 @@ class PairSampler(WindowSampler):
         self.nsp = nsp
 
     def draw(self, rng: np.random.Generator, batch_size: int) -> Batch:
-        lang = self.language(rng)
-        n = self.shards.num_sentences(lang, self.split)
-        sep = self.markers[lang] if self.markers else SEP_ID
+        langs = self.row_languages(rng, batch_size)
         ids = np.full((batch_size, self.seq_len), PAD_ID, dtype=np.int64)
         types = np.zeros_like(ids)
         nsp = np.zeros(batch_size, dtype=np.int64)
         budget = (self.seq_len - 3) // 2
-        for row in range(batch_size):
+        for row, lang in enumerate(langs):
+            n = self.shards.num_sentences(lang, self.split)
+            sep = self.markers[lang] if self.markers else SEP_ID
             i = int(rng.integers(0, n - 1))
             random_b = self.nsp and rng.random() < 0.5
             j = int(rng.integers(0, n)) if random_b else i + 1
@@ -96,6 +103,7 @@ class PairSampler(WindowSampler):
             types[row, len(a) + 2: len(pair)] = 1
             nsp[row] = int(random_b)
         input_ids = torch.from_numpy(ids)
+        lang = langs[0] if len(set(langs)) == 1 else "mixed"
         return Batch(input_ids, lang, torch.from_numpy(types), (input_ids != PAD_ID).long(),
                      torch.from_numpy(nsp) if self.nsp else None)
 

@@ -70,10 +70,14 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
     state = TrainState(config)
     _resume(out, model, opt, state)
     markers = _marker_ids(shards) if config.markers else None
+    within = config.mixing == "within_batch"
     if config.layout == "pairs":
-        sampler = PairSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers, nsp=config.nsp)
+        sampler = PairSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers, within,
+                              nsp=config.nsp)
     else:
-        sampler = WindowSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers)
+        sampler = WindowSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers, within)
+    if config.compile:
+        model.bert.compile()  # in place: parameter names, and so checkpoints, stay the same
     counts = shards.token_counts() if config.selection == "rare" else None
     masker = Masker(shards.vocab_size, info["specials"], config.mask_prob, counts)
     dev = _dev_batches(config, shards, masker)
