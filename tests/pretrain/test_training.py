@@ -81,3 +81,16 @@ def test_saved_model_loads_in_hf_with_tokenizer(tmp_path, pair_shards):
     assert logits.shape == (1, enc["input_ids"].shape[1], len(tok))
     langs = {json.loads(l)["lang"] for l in (tmp_path / "metrics.jsonl").read_text().splitlines()}
     assert langs == {"src", "fake"}
+
+
+def test_continued_pretraining_starts_from_a_hf_checkpoint(tmp_path, src_shards):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    pretrain_into(PretrainConfig.model_validate({**TINY, "steps": 10}), src_shards, first)
+    start = load_file(str(first / "model" / "model.safetensors"))
+    config = PretrainConfig.model_validate({**TINY, "steps": 1, "lr": 1e-12, "warmup": 0,
+                                            "init_from": str(first / "model")})
+    pretrain_into(config, src_shards, second)
+    after = load_file(str(second / "model" / "model.safetensors"))
+    assert all(torch.allclose(start[k], after[k], atol=1e-6) for k in start)  # a negligible step from there
