@@ -4,7 +4,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
 import typer
 
 from mbertlab.cli.main import app, run

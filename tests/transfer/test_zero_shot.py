@@ -2,7 +2,6 @@
 shares no token with the source; the same recipe from a random encoder does not."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

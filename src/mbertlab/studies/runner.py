@@ -12,7 +12,6 @@ import os
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from pathlib import Path
 
 from mbertlab.progress import progress
 from mbertlab.runtime import cpu_count

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mbertlab.data.generate.config import PRESETS, GenerateConfig, LanguageConfig
-from mbertlab.data.generate.grammar import CLASS_UPOS, Grammar
+from mbertlab.data.generate.grammar import Grammar
 from mbertlab.data.generate.realise import Spelling, Token, fake_spelling, fresh_spelling, realise
 from mbertlab.data.generate.write import write_conllu_tokens, write_lexicon, write_ner_tokens, write_text_tokens
 from mbertlab.errors import ConfigError
@@ -70,8 +70,7 @@ def _sample_corpus(grammar, config, lang, spellings, corpora) -> dict[str, list[
     out = {}
     for i, split in enumerate(SPLITS):
         draws = grammar.draws([config.seed, lang.sample_seed, i])
-        surface_lang = lang
-        sentences = [realise(grammar.sentence(draws), surface_lang, spellings[lang.name])
+        sentences = [realise(grammar.sentence(draws), lang, spellings[lang.name])
                      for _ in range(split_sizes[split])]
         out[split] = sentences
     if lang.variant == "unigram":
@@ -112,7 +111,3 @@ def _write_language(folder: Path, corpus: dict[str, list[list[Token]]]) -> dict:
         counts[split] = {"sentences": len(sentences), "tokens": sum(len(s) for s in sentences),
                          "types": len({t.form for s in sentences for t in s})}
     return counts
-
-
-def upos_of_class(cls: str) -> str:
-    return CLASS_UPOS[cls]

@@ -7,8 +7,6 @@ from typing import Callable
 from mbertlab.config import Config
 from mbertlab.registry import Registry
 from mbertlab.report.render import Report
-from mbertlab.store.artifacts import ArtifactStore
-from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import Job
 
 
