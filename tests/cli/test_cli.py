@@ -59,3 +59,10 @@ def test_user_error_is_one_line_and_debug_shows_traceback(tmp_path):
 def test_unknown_study_suggests(capsys):
     assert run(["study", "validate", "quik"]) == 1
     assert "did you mean quick" in capsys.readouterr().err
+
+
+def test_usage_errors_are_reported_without_traceback():
+    out = subprocess.run([sys.executable, "-m", "mbertlab", "no-such-command"], capture_output=True, text=True)
+    assert out.returncode == 2 and "No such command" in out.stderr and "Traceback" not in out.stderr
+    out = subprocess.run([sys.executable, "-m", "mbertlab", "data", "check"], capture_output=True, text=True)
+    assert out.returncode == 2 and "Missing argument" in out.stderr and "Traceback" not in out.stderr

@@ -107,3 +107,18 @@ def test_corpus_build_counts_and_determinism(tmp_path, shared_data):
     assert stats["train"]["tokens"] == sum(len(l.split()) for l in train)
     for f in ("af/train.txt", "af/dev.txt", "stats.json"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+
+
+def test_stats_and_overlap_commands(shared_data, capsys):
+    from mbertlab.cli.main import run
+    from mbertlab.corpus.build import text_stats
+
+    path = shared_data / "raw_text" / "af.txt"
+    raw = path.read_bytes()
+    lines = [l for l in raw.decode("utf-8").splitlines() if l.strip()]
+    s = text_stats(path)
+    assert (s["sentences"], s["tokens"], s["bytes"]) == (len(lines), len(raw.split()), len(raw))
+    assert s["wikisize"] == pytest.approx(__import__("math").log2(len(raw) / 2**20))
+    assert run(["corpus", "stats", str(path)]) == 0 and "2280" in capsys.readouterr().out
+    assert run(["overlap", str(path), str(shared_data / "raw_text" / "lv.txt")]) == 0
+    assert '"p_type"' in capsys.readouterr().out

@@ -13,6 +13,7 @@ corpus_app = typer.Typer(help="Build corpora and apply controlled manipulations.
 
 def register(app: typer.Typer) -> None:
     app.add_typer(corpus_app, name="corpus")
+    app.command("overlap", help="Subword overlap p_type / p_token (same as `corpus overlap`).")(overlap_cmd)
 
 
 @corpus_app.command("build")
@@ -85,3 +86,28 @@ def overlap_cmd(
         split = str.split
     tokens = lambda path: (t for line in read_lines(path) for t in split(line))  # noqa: E731
     typer.echo(json.dumps(overlap(tokens(source), tokens(target)), indent=1))
+
+
+@corpus_app.command("stats")
+def stats_cmd(
+    paths: List[Path] = typer.Argument(..., help="Corpus artifact directories or plain-text files."),
+) -> None:
+    """Sentences, whitespace tokens, characters, bytes, MB and WikiSize (log2 MB) per language and split."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from mbertlab.corpus.build import text_stats
+
+    table = Table("corpus", "language", "split", "sentences", "tokens", "characters", "MB", "WikiSize")
+    for path in paths:
+        if path.is_dir():
+            rows = json.loads((path / "stats.json").read_text(encoding="utf-8"))
+        else:
+            rows = {path.stem: {"file": text_stats(path)}}
+        for lang, splits in rows.items():
+            for split, s in splits.items():
+                table.add_row(path.name, lang, split, str(s["sentences"]), str(s["tokens"]), str(s["characters"]),
+                              f"{s['mb']:.3f}", f"{s['wikisize']:.2f}")
+    Console().print(table)

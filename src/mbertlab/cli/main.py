@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
 from rich.console import Console
 
@@ -60,14 +59,15 @@ def run(argv: list[str] | None = None) -> int:
             raise
         err_console.print(f"[bold red]error:[/] {err}", markup=True, highlight=False, soft_wrap=True)
         return 1
-    except click.exceptions.ClickException as err:
-        err.show()
+    except typer.Exit as err:
         return err.exit_code
-    except click.exceptions.Exit as err:
-        return err.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         return 130
+    except typer.TyperException as err:  # usage errors: typer vendors click, so catch its base class
+        if hasattr(err, "show"):
+            err.show()
+        return getattr(err, "exit_code", 2)
     return rv if isinstance(rv, int) else 0
 
 

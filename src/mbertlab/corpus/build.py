@@ -77,9 +77,28 @@ def build_language(lang: CorpusLanguage, config: CorpusConfig, out: Path) -> dic
                 s["characters"] += len(text)
                 s["bytes"] += len(text.encode("utf-8")) + 1
     for s in stats.values():
-        s["mb"] = s["bytes"] / 2**20
-        s["wikisize"] = math.log2(s["mb"]) if s["mb"] > 0 else float("-inf")
+        _add_sizes(s)
     return stats
+
+
+def _add_sizes(s: dict) -> dict:
+    """MB and WikiSize = log2(MB), Wu & Dredze 2020's measure of a language's resources."""
+    s["mb"] = s["bytes"] / 2**20
+    s["wikisize"] = math.log2(s["mb"]) if s["mb"] > 0 else float("-inf")
+    return s
+
+
+def text_stats(path: str | Path) -> dict:
+    """The same statistics for a plain-text file (streamed)."""
+    from mbertlab.formats.text import read_lines
+
+    s = {"sentences": 0, "tokens": 0, "characters": 0, "bytes": 0}
+    for line in read_lines(path):
+        s["sentences"] += 1
+        s["tokens"] += len(line.split())
+        s["characters"] += len(line)
+        s["bytes"] += len(line.encode("utf-8")) + 1
+    return _add_sizes(s)
 
 
 def build_corpus_into(config: CorpusConfig, out: Path) -> None:
