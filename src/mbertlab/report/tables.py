@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
 
 
 @dataclass
@@ -61,7 +60,3 @@ def markdown_table(table: Table) -> str:
     if table.note:
         lines += ["", table.note]
     return "\n".join(lines) + "\n"
-
-
-def values_of(rows: Sequence, metric: str) -> list[float]:
-    return [r.value for r in rows if r.metric == metric]

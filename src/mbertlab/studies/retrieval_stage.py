@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 
 from mbertlab.analysis.contextual import contextual_vectors, read_sentences
@@ -27,7 +27,7 @@ def retrieval_into(config, encoder: Artifact, data_root: Path, text_root: Path, 
         sentences = chain(*(read_sentences(text_root / config.text_files.format(lang=lang, split=split))
                             for split in ("dev", "train")))
         layer = config.layer if config.layer is not None else model.config.num_hidden_layers
-        vectors[lang] = contextual_vectors(model, tokenizer, _take(sentences, config.sentences), words, [layer])[layer]
+        vectors[lang] = contextual_vectors(model, tokenizer, islice(sentences, config.sentences), words, [layer])[layer]
     scores = word_retrieval(dictionary, vectors[config.source], vectors[config.target])
     metrics = {"mrr": scores.mrr, "p@1": scores.p_at_1, "p@5": scores.p_at_5}
     (out / "scores.json").write_text(json.dumps({**metrics, "pairs": scores.pairs}, indent=1) + "\n")
@@ -37,10 +37,3 @@ def retrieval_into(config, encoder: Artifact, data_root: Path, text_root: Path, 
                            task="retrieval", mode=mode, train_lang=config.source, test_lang=config.target,
                            split="dev", seed=config.seed, config_hash=final_path(out).name, artifact=where,
                            extra={"pairs": scores.pairs}) for k, v in metrics.items()], replace_artifact=where)
-
-
-def _take(items, n):
-    for i, item in enumerate(items):
-        if i >= n:
-            return
-        yield item

@@ -10,7 +10,7 @@ from mbertlab.runtime import seed_everything, setup_torch
 from mbertlab.store.artifacts import Artifact, ArtifactStore, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.transfer.config import DataFile, TransferConfig
-from mbertlab.transfer.tagging import (_windows, freeze_bottom, load_encoder, load_tagged, majority_predictions,
+from mbertlab.transfer.tagging import (freeze_bottom, load_encoder, load_tagged, majority_predictions, tagged_windows,
                                        metrics_for, predict, train_tagger)
 
 
@@ -83,9 +83,9 @@ def _fine_tune_and_predict(config: TransferConfig, encoder_dir: Path | None, tra
     model = Tagger(encoder, len(labels), config.dropout)
     if config.mode == "freeze":
         freeze_bottom(encoder, config.freeze_layers)
-    train_tagger(config, model, _windows(tokenizer, train, index, config.max_length), tokenizer.pad_token_id)
+    train_tagger(config, model, tagged_windows(tokenizer, train, index, config.max_length), tokenizer.pad_token_id)
     out = []
     for _, sents in evals:
-        windows = _windows(tokenizer, sents, index, config.max_length)
+        windows = tagged_windows(tokenizer, sents, index, config.max_length)
         out.append(predict(model, windows, tokenizer.pad_token_id, labels, len(sents), [len(s.tokens) for s in sents]))
     return out

@@ -60,7 +60,9 @@ def load_encoder(encoder_dir: Path, random_init: bool, seed: int):
     return tokenizer, encoder
 
 
-def _windows(tokenizer, sentences: list[TaggedSentence], label_index: dict[str, int], max_length: int) -> list[Window]:
+def tagged_windows(tokenizer, sentences: list[TaggedSentence], label_index: dict[str, int],
+                   max_length: int) -> list[Window]:
+    """Windows of every sentence, with label ids on first subwords (unknown tags ignored)."""
     out = []
     for i, s in enumerate(sentences):
         ids = [label_index.get(t, IGNORE) for t in s.tags]
