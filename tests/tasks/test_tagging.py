@@ -12,9 +12,10 @@ from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
 from mbertlab.formats.ner_columns import read_ner
 from mbertlab.tasks.ner import ner_metrics, repair_bio, token_macro_f1
-from mbertlab.tasks.tagging import IGNORE, Tagger, collate, windows_for
+from mbertlab.tasks.tagging import IGNORE, TaggingHead, collate, windows_for
 from mbertlab.tasks.upos import upos_metrics
-from mbertlab.transfer.tagging import freeze_bottom
+from mbertlab.transfer.adapter import TaskModel
+from mbertlab.transfer.encoder import Features
 
 
 @pytest.mark.parametrize("tags, repaired", [
@@ -74,21 +75,41 @@ def test_sliding_windows_predict_every_subword_once(tmp_path):
 def test_freeze_bottom_layers_only():
     torch.manual_seed(0)
     encoder = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=3, num_attention_heads=2,
-                                   intermediate_size=32))
-    model = Tagger(encoder, 4)
-    freeze_bottom(encoder, 2)  # embeddings + layer 0 frozen
+                                   intermediate_size=32), add_pooling_layer=False)
+    model = TaskModel(Features(encoder, "freeze", freeze_layers=2), TaggingHead(16, 4))  # embeddings + layer 0
     before = {k: v.clone() for k, v in model.state_dict().items()}
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     ids = torch.randint(5, 50, (4, 8))
-    loss = model(ids, torch.ones_like(ids)).sum()
-    loss.backward()
+    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "word_pos": torch.arange(8).expand(4, 8)}
+    model(batch).sum().backward()
     opt.step()
     after = model.state_dict()
+    prefix = "features.encoder."
     for name in before:
-        changed = not torch.equal(before[name], after[name])
-        frozen = name.startswith("encoder.embeddings") or name.startswith("encoder.encoder.layer.0.")
+        frozen = name.startswith(prefix + "embeddings") or name.startswith(prefix + "encoder.layer.0.")
         if frozen:
-            assert not changed, name
-    assert not torch.equal(before["encoder.encoder.layer.1.output.dense.weight"],
-                           after["encoder.encoder.layer.1.output.dense.weight"])
-    assert not torch.equal(before["head.weight"], after["head.weight"])
+            assert torch.equal(before[name], after[name]), name
+    for name in (prefix + "encoder.layer.1.output.dense.weight", prefix + "encoder.layer.2.output.dense.weight",
+                 "head.linear.weight"):
+        assert not torch.equal(before[name], after[name]), name
+
+
+@pytest.mark.parametrize("mode", ["feature", "probe"])
+def test_frozen_modes_leave_the_encoder_untouched(mode):
+    torch.manual_seed(0)
+    encoder = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                   intermediate_size=32), add_pooling_layer=False)
+    features = Features(encoder, mode, layer=1)
+    model = TaskModel(features, TaggingHead(16, 4, lstm_hidden=8 if mode == "feature" else None))
+    before = {k: v.clone() for k, v in encoder.state_dict().items()}
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    ids = torch.randint(5, 50, (4, 8))
+    batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "word_pos": torch.arange(8).expand(4, 8),
+             "word_mask": torch.ones(4, 8, dtype=torch.bool)}
+    model.train()
+    assert not encoder.training  # a frozen extractor runs without dropout
+    model(batch).sum().backward()
+    opt.step()
+    assert all(torch.equal(before[k], v) for k, v in encoder.state_dict().items())
+    if mode == "feature":
+        assert features.mix.weights.grad is not None and features.mix.weights.grad.abs().sum() > 0

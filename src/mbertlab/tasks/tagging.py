@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from mbertlab.tasks.layers import CRF, BiLSTM
+
 IGNORE = -100
 
 
@@ -49,34 +51,66 @@ def windows_for(tokenizer, words: list[str], label_ids: list[int], sentence: int
 
 
 def collate(windows: list[Window], pad_id: int) -> dict[str, torch.Tensor]:
-    """Dynamic padding to the longest window of the batch."""
+    """Dynamic padding to the longest window of the batch, plus the positions of the words each window
+    predicts (`word_pos`, `word_mask`, `word_labels`: [B, W]) so heads work on words, not subwords."""
     length = max(len(w.input_ids) for w in windows)
+    width = max(1, max(sum(1 for x in w.words if x >= 0) for w in windows))
     ids = torch.full((len(windows), length), pad_id, dtype=torch.long)
-    labels = torch.full((len(windows), length), IGNORE, dtype=torch.long)
+    word_pos = torch.zeros((len(windows), width), dtype=torch.long)
+    word_labels = torch.full((len(windows), width), IGNORE, dtype=torch.long)
     for i, w in enumerate(windows):
         ids[i, : len(w.input_ids)] = torch.tensor(w.input_ids)
-        labels[i, : len(w.labels)] = torch.tensor(w.labels)
-    return {"input_ids": ids, "attention_mask": (ids != pad_id).long(), "labels": labels}
+        positions = [p for p, x in enumerate(w.words) if x >= 0]
+        word_pos[i, : len(positions)] = torch.tensor(positions, dtype=torch.long)
+        word_labels[i, : len(positions)] = torch.tensor([w.labels[p] for p in positions], dtype=torch.long)
+    word_mask = torch.arange(width).unsqueeze(0) < torch.tensor([[sum(1 for x in w.words if x >= 0)] for w in windows])
+    return {"input_ids": ids, "attention_mask": (ids != pad_id).long(), "word_pos": word_pos,
+            "word_mask": word_mask, "word_labels": word_labels}
 
 
-class Tagger(nn.Module):
-    """Encoder + dropout + linear layer over every position (a thin head, as BertForTokenClassification)."""
+def gather_words(hidden: torch.Tensor, word_pos: torch.Tensor) -> torch.Tensor:
+    """[B, S, H] subword vectors → [B, W, H] vectors of the words' first subwords."""
+    return hidden.gather(1, word_pos.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
 
-    def __init__(self, encoder: nn.Module, n_labels: int, dropout: float = 0.1):
+
+class TaggingHead(nn.Module):
+    """Dropout + linear over word vectors (as BertForTokenClassification); with `lstm_hidden`, a 2-layer
+    BiLSTM first (feature-based mode); with `crf`, a linear-chain CRF on top (K et al.'s BiLSTM-CRF)."""
+
+    def __init__(self, n_in: int, n_labels: int, dropout: float = 0.1, lstm_hidden: int | None = None,
+                 crf: bool = False):
         super().__init__()
-        self.encoder = encoder
         self.dropout = nn.Dropout(dropout)
-        self.head = nn.Linear(encoder.config.hidden_size, n_labels)
+        self.lstm = BiLSTM(n_in, lstm_hidden) if lstm_hidden else None
+        self.linear = nn.Linear(self.lstm.n_out if self.lstm else n_in, n_labels)
+        self.crf = CRF(n_labels) if crf else None
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # [B, S, H]
-        return self.head(self.dropout(hidden))  # [B, S, n_labels]
+    def forward(self, hidden: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        words = self.dropout(gather_words(hidden, batch["word_pos"]))
+        if self.lstm is not None:
+            words = self.dropout(self.lstm(words, batch["word_mask"]))
+        return self.linear(words)  # [B, W, n_labels]
+
+    def loss(self, emissions: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self.crf is None:
+            return nn.functional.cross_entropy(emissions.flatten(0, 1), batch["word_labels"].flatten(),
+                                               ignore_index=IGNORE)
+        mask = batch["word_mask"] & (batch["word_labels"] != IGNORE)
+        rows = mask[:, 0]  # CRF rows need a non-empty prefix of known labels
+        return self.crf.nll(emissions[rows], batch["word_labels"][rows], mask[rows])
+
+    def decode(self, emissions: torch.Tensor, batch: dict[str, torch.Tensor]) -> list[list[int]]:
+        mask = batch["word_mask"]
+        if self.crf is not None:
+            rows = mask[:, 0]
+            paths = iter(self.crf.decode(emissions[rows], mask[rows]) if bool(rows.any()) else [])
+            return [next(paths) if r else [] for r in rows.tolist()]
+        best = emissions.argmax(-1).tolist()
+        return [row[: int(n)] for row, n in zip(best, mask.sum(1))]
 
 
-def decode(logits: torch.Tensor, windows: list[Window], predictions: dict[int, dict[int, int]]) -> None:
-    """Argmax label per predicted word position, collected as predictions[sentence][word] = label id."""
-    best = logits.argmax(-1).tolist()
-    for row, window in zip(best, windows):
-        for pos, word in enumerate(window.words):
-            if word >= 0:
-                predictions.setdefault(window.sentence, {})[word] = row[pos]
+def collect(paths: list[list[int]], windows: list[Window], predictions: dict[int, dict[int, int]]) -> None:
+    """Label ids per predicted word of each window, gathered as predictions[sentence][word] = label id."""
+    for path, window in zip(paths, windows):
+        for word, label in zip((x for x in window.words if x >= 0), path):
+            predictions.setdefault(window.sentence, {})[word] = label

@@ -1,34 +1,71 @@
-"""Transfer configs: which task, which data, which encoder mode, which optimisation."""
+"""Transfer configs: which task, which data, which encoder mode, which optimisation grid."""
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from mbertlab.config import Config
+
+TASKS = ("upos", "ner", "parse", "xnli", "mldoc")
+MAIN_METRIC = {"upos": "accuracy", "ner": "f1", "parse": "las_nopunct", "xnli": "accuracy", "mldoc": "accuracy"}
 
 
 class DataFile(Config):
     lang: str
     split: str = Field("test", description="train, dev or test.")
     path: str
-    format: Literal["conllu", "ner", "udpos"] = "conllu"
+    format: Literal["conllu", "ner", "udpos", "xnli", "mldoc"] = "conllu"
+    hypothesis_path: str | None = Field(None, description="XNLI: a parallel file (same examples, another "
+                                        "language) whose hypotheses replace this file's (K et al. Table 11).")
+    hypothesis_lang: str | None = None
+    start: int = Field(0, ge=0, description="Use examples [start, end) of the file, e.g. to train on part of "
+                       "a dev set and evaluate on the rest (the XNLI path of the shared data).")
+    end: int | None = Field(None, ge=1)
 
 
 class TransferConfig(Config):
-    task: Literal["upos", "ner"]
-    mode: Literal["finetune", "random_init", "freeze", "majority"] = Field(
+    task: Literal["upos", "ner", "parse", "xnli", "mldoc"]
+    mode: Literal["finetune", "random_init", "freeze", "feature", "bilstm_crf", "probe", "majority"] = Field(
         "finetune", description="finetune: all weights; random_init: same shape, fresh weights (a control); "
-        "freeze: bottom `freeze_layers` frozen (0 = embeddings); majority: most frequent training tag.")
-    train: DataFile
-    evaluate: list[DataFile] = Field(min_length=1)
+        "freeze: bottom `freeze_layers` frozen (0 = embeddings); feature: frozen encoder, scalar mix of all "
+        "layers, 2-layer BiLSTM; bilstm_crf: feature + CRF; probe: linear on frozen layer `probe_layer`; "
+        "majority: most frequent training label.")
+    train: list[DataFile] = Field(min_length=1, description="One or more source files (their union trains).")
+    evaluate: list[DataFile] = Field(min_length=1, description="Every file scored; the source language's dev "
+                                     "file, when listed, selects the model (zero-shot protocol).")
     seed: int = 0
-    lr: float = 5e-5
-    batch_size: int = 32
+    lr: list[float] = Field([5e-5], min_length=1, description="Grid of peak learning rates (fine-tuning modes).")
+    batch_size: list[int] = Field([32], min_length=1, description="Grid of batch sizes.")
     epochs: float = 2.0
+    eval_every: int | None = Field(None, ge=1, description="Evaluate every k steps; default once per epoch.")
     warmup: float = Field(0.1, description="Share of steps with linear warmup; then linear decay.")
+    feature_lr: float = Field(1e-3, description="Adam lr of frozen-encoder modes; halved on a dev plateau.")
+    min_lr: float = Field(1e-5, description="Frozen-encoder modes stop when the lr falls below this.")
     max_train_sentences: int | None = None
     max_eval_sentences: int | None = None
     dropout: float = 0.1
-    max_length: int = 128
+    max_length: int = Field(128, ge=8, description="Subwords per sequence (tagging slides a window beyond).")
     freeze_layers: int = 0
+    probe_layer: int = Field(-1, description="probe: the hidden state used (0 = embeddings, -1 = last).")
+    lstm_hidden: int = 256
+    crf: bool = Field(False, description="NER/UPOS: a CRF on top of the tagging head.")
+    gold_upos: bool = Field(False, description="parse: concatenate gold-UPOS embeddings (mBERT(Z+POS)).")
+    arc_mlp: int = 500
+    label_mlp: int = 100
+    upos_dim: int = 50
+    save_model: bool = Field(False, description="Keep the selected model in `model/` (for `mbertlab evaluate`).")
+
+    @field_validator("train", mode="before")
+    @classmethod
+    def _one_or_many(cls, value):
+        return [value] if isinstance(value, (dict, DataFile)) else value
+
+    @field_validator("lr", "batch_size", mode="before")
+    @classmethod
+    def _scalar_or_grid(cls, value):
+        return [value] if isinstance(value, (int, float)) else value
+
+    @property
+    def source_langs(self) -> list[str]:
+        return sorted({f.lang for f in self.train})

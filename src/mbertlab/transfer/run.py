@@ -1,17 +1,49 @@
-"""The transfer stage: train on the source, evaluate every listed language, write predictions and rows."""
+"""The transfer stage: a grid of training runs on the source, every listed file scored at every evaluation,
+the model chosen on the source dev set (zero-shot protocol), the target-dev "oracle" choice recorded too.
+
+Rows in results.db: every metric of every file at the selected point; `test_lang="avg"` averages the
+targets (languages other than the sources) per split; `oracle_<metric>` is a target's test score at the
+point its own dev set prefers. `history.jsonl` keeps every evaluation of every grid point.
+"""
 from __future__ import annotations
 
+import copy
 import json
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from mbertlab.formats.ner_columns import write_ner
-from mbertlab.formats.records import TaggedSentence
+import numpy as np
+
+from mbertlab.errors import ConfigError
 from mbertlab.runtime import seed_everything, setup_torch
 from mbertlab.store.artifacts import Artifact, ArtifactStore, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
+from mbertlab.transfer.adapter import TaskAdapter, TaskModel, adapter_for, read_records
 from mbertlab.transfer.config import DataFile, TransferConfig
-from mbertlab.transfer.tagging import (freeze_bottom, load_encoder, load_tagged, majority_predictions, tagged_windows,
-                                       metrics_for, predict, train_tagger)
+
+
+@dataclass
+class Point:
+    lr: float
+    batch_size: int
+    step: int
+    epoch: float
+    scores: dict[str, dict[str, float]]  # "lang.split" -> metrics
+
+
+@dataclass
+class Selection:
+    score: float = -np.inf
+    point: Point | None = None
+    predictions: list = field(default_factory=list)
+    state: dict | None = None  # the selected weights, kept only with `save_model`
+    tokenizer: Any = None
+    encoder_config: Any = None
+
+
+def key(file: DataFile) -> str:
+    return f"{file.lang}.{file.split}"
 
 
 def run_transfer(config: TransferConfig, store: ArtifactStore, results: ResultsDB,
@@ -31,61 +63,117 @@ def run_transfer(config: TransferConfig, store: ArtifactStore, results: ResultsD
 def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Path, results: ResultsDB,
                       model_name: str, data_root: Path | None = None, study: str = "") -> None:
     setup_torch()
-    seed_everything(config.seed)
-    train = load_tagged(config.train, config.task, config.max_train_sentences, data_root)
-    evals = [(f, load_tagged(f, config.task, config.max_eval_sentences, data_root)) for f in config.evaluate]
+    adapter = adapter_for(config)
+    train = [r for f in config.train for r in read_records(adapter, f, config.max_train_sentences, data_root)]
+    evals = [(f, read_records(adapter, f, config.max_eval_sentences, data_root)) for f in config.evaluate]
+    adapter.fit_labels(train)
+    source_dev = _source_dev(config)
     if config.mode == "majority":
-        predictions = [majority_predictions(train, sents) for _, sents in evals]
+        predictions = [adapter.majority(train, records) for _, records in evals]
+        history = [Point(0.0, 0, 0, 0.0, {key(f): adapter.metrics(r, p) for (f, r), p in zip(evals, predictions)})]
+        chosen = Selection(point=history[0], predictions=predictions)
     else:
-        predictions = _fine_tune_and_predict(config, encoder_dir, train, evals)
-    rows, scores = [], {}
+        if encoder_dir is None:
+            raise ConfigError(f"transfer mode {config.mode!r} needs an encoder (--encoder)")
+        history, chosen = _grid(config, adapter, encoder_dir, train, evals, source_dev, out)
+    _write_outputs(config, adapter, evals, history, chosen, out, data_root)
+    results.add(_rows(config, adapter, history, chosen, source_dev, model_name, study, out),
+                replace_artifact=str(final_path(out)))
+
+
+def _source_dev(config: TransferConfig) -> str | None:
+    devs = [key(f) for f in config.evaluate if f.split == "dev" and f.lang in config.source_langs]
+    if not devs and len(config.lr) * len(config.batch_size) > 1:
+        raise ConfigError("a learning-rate / batch grid needs the source language's dev file in `evaluate`")
+    return devs[0] if devs else None
+
+
+def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_dev, out: Path):
+    from mbertlab.transfer.encoder import Features, load_encoder
+
+    history: list[Point] = []
+    chosen = Selection()
+    for lr in config.lr:
+        for batch_size in config.batch_size:
+            seed_everything(config.seed)
+            tokenizer, encoder = load_encoder(encoder_dir, config.mode == "random_init", config.seed)
+            features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers)
+            model = TaskModel(features, adapter.head(features.n_out))
+            pad = tokenizer.pad_token_id
+            items = adapter.encode(tokenizer, train, training=True)
+            encoded = [adapter.encode(tokenizer, records, training=False) for _, records in evals]
+
+            def evaluate(step: int, epoch: float) -> float | None:
+                preds = [adapter.predict(model, e, r, pad) for e, (_, r) in zip(encoded, evals)]
+                point = Point(lr, batch_size, step, round(epoch, 4),
+                              {key(f): adapter.metrics(r, p) for (f, r), p in zip(evals, preds)})
+                history.append(point)
+                score = point.scores[source_dev][adapter.main_metric] if source_dev else None
+                if source_dev is None or score > chosen.score:  # without a source dev: the last point
+                    chosen.score, chosen.point, chosen.predictions = (score if score is not None else 0.0), point, preds
+                    chosen.state = copy.deepcopy(model.state_dict()) if config.save_model else None
+                    chosen.tokenizer, chosen.encoder_config = tokenizer, encoder.config
+                return score
+
+            from mbertlab.transfer.train import fit
+
+            fit(adapter, model, items, config, lr, batch_size, pad, evaluate)
+    return history, chosen
+
+
+def _write_outputs(config, adapter, evals, history, chosen: Selection, out: Path, root) -> None:
     (out / "predictions").mkdir()
-    for (file, gold), pred in zip(evals, predictions):
-        metrics = metrics_for(config.task, [s.tags for s in gold], pred)
-        scores[f"{file.lang}.{file.split}"] = metrics
-        write_predictions(file, config.task, gold, pred, out / "predictions", data_root)
-        rows += [ResultRow(metric=k, value=v, study=study, model=model_name, task=config.task,
-                           mode=config.mode, train_lang=config.train.lang, test_lang=file.lang, split=file.split,
-                           seed=config.seed, config_hash=final_path(out).name, artifact=str(final_path(out)))
-                 for k, v in metrics.items()]
+    for (file, records), preds in zip(evals, chosen.predictions):
+        adapter.write(file, records, preds, out / "predictions", root)
+    with open(out / "history.jsonl", "w", encoding="utf-8") as f:
+        for point in history:
+            f.write(json.dumps(asdict(point)) + "\n")
+    scores = {"selected": asdict(chosen.point), "source_dev": _source_dev(config)}
     (out / "scores.json").write_text(json.dumps(scores, indent=1) + "\n", encoding="utf-8")
-    results.add(rows, replace_artifact=str(final_path(out)))
+    if config.save_model and chosen.state is not None:
+        _save_model(adapter, chosen, out / "model")
 
 
-def write_predictions(file: DataFile, task: str, gold: list[TaggedSentence], pred: list[list[str]],
-                      folder: Path, root: Path | None) -> Path:
-    """Predictions in the input's format: CoNLL-U with predicted UPOS, XTREME TSV, or NER columns."""
-    stem = f"{task}.{file.lang}.{file.split}"
-    if file.format == "conllu":
-        from itertools import islice
+def _save_model(adapter, chosen: Selection, folder: Path) -> None:
+    """The selected weights (encoder + head) and what evaluation needs to rebuild them."""
+    import torch
 
-        from mbertlab.formats.conllu import read_conllu, write_conllu
-
-        source = Path(file.path) if root is None or Path(file.path).is_absolute() else root / file.path
-        sentences = list(islice(read_conllu(source, v1_to_v2=True), len(gold)))
-        for sentence, tags in zip(sentences, pred):
-            sentence.upos = list(tags)
-        write_conllu(sentences, folder / f"{stem}.conllu")
-        return folder / f"{stem}.conllu"
-    path = folder / f"{stem}.{'tsv' if file.format == 'udpos' else 'txt'}"
-    write_ner([TaggedSentence(s.tokens, p) for s, p in zip(gold, pred)], path)
-    return path
+    folder.mkdir()
+    torch.save(chosen.state, folder / "weights.pt")
+    chosen.tokenizer.save_pretrained(str(folder / "tokenizer"))
+    chosen.encoder_config.save_pretrained(str(folder / "encoder"))
+    (folder / "labels.json").write_text(json.dumps(adapter.label_state()) + "\n", encoding="utf-8")
 
 
-def _fine_tune_and_predict(config: TransferConfig, encoder_dir: Path | None, train, evals) -> list[list[list[str]]]:
-    from mbertlab.tasks.tagging import Tagger
+def _rows(config, adapter, history: list[Point], chosen: Selection, source_dev, model_name, study, out) -> list:
+    artifact = str(final_path(out))
+    point = chosen.point
+    extra = {"lr": point.lr, "batch_size": point.batch_size, "step": point.step, "epoch": point.epoch}
 
-    if encoder_dir is None:
-        raise ValueError("a transfer run other than 'majority' needs an encoder")
-    tokenizer, encoder = load_encoder(encoder_dir, config.mode == "random_init", config.seed)
-    labels = sorted({t for s in train for t in s.tags})
-    index = {t: i for i, t in enumerate(labels)}
-    model = Tagger(encoder, len(labels), config.dropout)
-    if config.mode == "freeze":
-        freeze_bottom(encoder, config.freeze_layers)
-    train_tagger(config, model, tagged_windows(tokenizer, train, index, config.max_length), tokenizer.pad_token_id)
-    out = []
-    for _, sents in evals:
-        windows = tagged_windows(tokenizer, sents, index, config.max_length)
-        out.append(predict(model, windows, tokenizer.pad_token_id, labels, len(sents), [len(s.tokens) for s in sents]))
-    return out
+    def row(metric: str, value: float, lang: str, split: str) -> ResultRow:
+        return ResultRow(metric=metric, value=float(value), study=study, model=model_name, task=config.task,
+                         mode=config.mode, train_lang="+".join(config.source_langs), test_lang=lang, split=split,
+                         seed=config.seed, config_hash=final_path(out).name, artifact=artifact, extra=extra)
+
+    rows = []
+    for name, metrics in point.scores.items():
+        lang, split = name.rsplit(".", 1)
+        rows += [row(m, v, lang, split) for m, v in metrics.items()]
+    for split in sorted({f.split for f in config.evaluate}):
+        targets = [key(f) for f in config.evaluate if f.split == split and f.lang not in config.source_langs]
+        if targets:
+            for metric in point.scores[targets[0]]:
+                rows.append(row(metric, np.mean([point.scores[t][metric] for t in targets]), "avg", split))
+    return rows + _oracle_rows(config, adapter, history, row)
+
+
+def _oracle_rows(config, adapter, history: list[Point], row) -> list:
+    """Each target's test score at the evaluation its own dev set prefers (an upper bound, not a protocol)."""
+    rows = []
+    for file in config.evaluate:
+        dev = f"{file.lang}.dev"
+        if file.split != "test" or file.lang in config.source_langs or not history or dev not in history[0].scores:
+            continue
+        best = max(history, key=lambda p: p.scores[dev][adapter.main_metric])
+        rows += [row(f"oracle_{m}", v, file.lang, "test") for m, v in best.scores[key(file)].items()]
+    return rows

@@ -1,0 +1,124 @@
+"""What the transfer loop needs from a task: read gold records, encode them, a head, decode, score, write.
+
+Each task family (tagging, parsing, classification) implements `TaskAdapter`; the loop in `train.py`
+and the run in `run.py` know nothing task-specific.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from itertools import islice
+from typing import Any, Iterable
+
+import torch
+from torch import nn
+
+from mbertlab.transfer.config import MAIN_METRIC, DataFile, TransferConfig
+
+
+def resolve(path: str, root: Path | None) -> Path:
+    """A data path; a relative one resolves against `root` (e.g. a generated-languages artifact)."""
+    return Path(path) if root is None or Path(path).is_absolute() else root / path
+
+
+class TaskModel(nn.Module):
+    """Features (the encoder in its mode) + a task head; the head owns its loss and decoding."""
+
+    def __init__(self, features: nn.Module, head: nn.Module):
+        super().__init__()
+        self.features = features
+        self.head = head
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> Any:
+        hidden = self.features(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+        return self.head(hidden, batch)
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.head.loss(self(batch), batch)
+
+
+class TaskAdapter:
+    """Base of the task families. Items are encoded examples; `length` drives length-bucketed batches."""
+
+    def __init__(self, config: TransferConfig):
+        self.config = config
+        self.task = config.task
+        self.main_metric = MAIN_METRIC[config.task]
+
+    def read(self, file: DataFile, root: Path | None) -> Iterable:
+        raise NotImplementedError
+
+    labels: list[str]
+
+    def fit_labels(self, train: list) -> None:
+        raise NotImplementedError
+
+    def label_state(self) -> dict:
+        return {"labels": self.labels}
+
+    def load_label_state(self, state: dict) -> None:
+        self.labels = list(state["labels"])
+        self.index = {t: i for i, t in enumerate(self.labels)}
+
+    def head(self, n_in: int) -> nn.Module:
+        raise NotImplementedError
+
+    def encode(self, tokenizer, records: list, training: bool) -> list:
+        raise NotImplementedError
+
+    def length(self, item) -> int:
+        raise NotImplementedError
+
+    def collate(self, items: list, pad_id: int) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def predict(self, model: TaskModel, items: list, records: list, pad_id: int) -> list:
+        raise NotImplementedError
+
+    def metrics(self, records: list, predictions: list) -> dict[str, float]:
+        raise NotImplementedError
+
+    def majority(self, train: list, records: list) -> list:
+        raise NotImplementedError
+
+    def write(self, file: DataFile, records: list, predictions: list, folder: Path, root: Path | None) -> Path:
+        raise NotImplementedError
+
+
+def read_records(adapter: TaskAdapter, file: DataFile, limit: int | None, root: Path | None) -> list:
+    """Examples [start, end) of a file, at most `limit` of them."""
+    stop = file.end if limit is None else min(file.end or file.start + limit, file.start + limit)
+    return list(islice(adapter.read(file, root), file.start, stop))
+
+
+def eval_batches(adapter: TaskAdapter, items: list, batch_size: int = 64):
+    """Items sorted by length in batches (little padding); yields (batch items, their indices)."""
+    order = sorted(range(len(items)), key=lambda i: adapter.length(items[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        yield [items[i] for i in idx], idx
+
+
+def train_batches(adapter: TaskAdapter, items: list, batch_size: int, gen: torch.Generator) -> list[list]:
+    """Length-bucketed batches in random order: shuffle, sort within pools of 50 batches, cut, shuffle."""
+    order = torch.randperm(len(items), generator=gen).tolist()
+    pool = batch_size * 50
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = sorted(order[start:start + pool], key=lambda i: adapter.length(items[i]))
+        batches += [[items[i] for i in chunk[j:j + batch_size]] for j in range(0, len(chunk), batch_size)]
+    perm = torch.randperm(len(batches), generator=gen).tolist()
+    return [batches[i] for i in perm]
+
+
+def adapter_for(config: TransferConfig) -> TaskAdapter:
+    if config.task in ("upos", "ner"):
+        from mbertlab.transfer.tagging import TaggingAdapter
+
+        return TaggingAdapter(config)
+    if config.task == "parse":
+        from mbertlab.transfer.parsing import ParsingAdapter
+
+        return ParsingAdapter(config)
+    from mbertlab.transfer.classification import ClassificationAdapter
+
+    return ClassificationAdapter(config)
