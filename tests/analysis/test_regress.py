@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+
+from mbertlab.analysis.regress import fit_ols, lr_test, univariate
+from mbertlab.errors import ConfigError
+
+
+def _rows(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    y = 1.5 + 2.0 * a - 0.7 * b + rng.normal(scale=0.3, size=n)
+    return [{"a": float(ai), "b": float(bi), "y": float(yi)} for ai, bi, yi in zip(a, b, y)], a, b, y
+
+
+def test_recovers_known_coefficients_within_ci():
+    rows, *_ = _rows()
+    fit = fit_ols(rows, "y", ["a", "b"])
+    for c, true in zip(fit.coefficients, [1.5, 2.0, -0.7]):
+        assert c.ci_low <= true <= c.ci_high
+        assert c.p_value < 1e-6
+    assert fit.r2 > 0.9 and fit.nobs == 200
+
+
+def test_lr_test_equals_statsmodels():
+    rows, a, b, y = _rows(60, seed=3)
+    full = fit_ols(rows, "y", ["a", "b"])
+    small = univariate(rows, "y", ["a", "b"])[0]
+    ref_full = sm.OLS(y, sm.add_constant(np.column_stack([a, b]))).fit()
+    ref_small = sm.OLS(y, sm.add_constant(a)).fit()
+    stat, p, df = ref_full.compare_lr_test(ref_small)
+    got = lr_test(small, full)
+    assert got.statistic == pytest.approx(stat) and got.p_value == pytest.approx(p) and got.df_diff == df
+    assert full.llf == pytest.approx(ref_full.llf) and small.r2 == pytest.approx(ref_small.rsquared)
+
+
+def test_not_nested_and_missing_values_raise():
+    rows, *_ = _rows(20)
+    with pytest.raises(ConfigError):
+        lr_test(fit_ols(rows, "y", ["a"]), fit_ols(rows, "y", ["b"]))
+    with pytest.raises(ConfigError):
+        fit_ols(rows + [{"a": 1.0, "y": 2.0}], "y", ["a", "b"])
