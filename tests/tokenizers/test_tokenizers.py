@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from transformers import AutoTokenizer
 
-from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, dtype_for, write_shards_into
+from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, dtype_for, shift_for, write_shards_into
 from mbertlab.tokenizers.train import SPECIALS, TokenizerConfig, train_tokenizer_into
 
 LINES_A = ["the cat sat on the mat", "a dog ran in the park", "the cat ran", "dogs and cats sat"] * 30
@@ -94,3 +94,34 @@ def test_sentencepiece_matches_the_reference_library(tmp_path, shared_data):
     covered = [line for line in held_out if 1 not in tok(line, add_special_tokens=False)["input_ids"]]
     assert len(covered) > 50  # lines whose every character was seen in training (no [UNK])
     assert all(tok.decode(tok(line, add_special_tokens=False)["input_ids"]) == line for line in covered)
+
+
+def test_vocabulary_id_shift_shares_only_specials(tmp_path, corpus):
+    """Dufter & Schütze's fake copy: the shifted language shares no id with the original but the specials,
+    and subtracting the offset gives back the tokenizer's own ids."""
+    tok_dir = tmp_path / "tok"
+    tok_dir.mkdir()
+    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=150, languages=["a", "b"]), corpus, tok_dir)
+    texts = {"a": {"train": corpus["a"], "dev": corpus["a"]}, "fake": {"train": corpus["a"], "dev": corpus["a"]}}
+    out = tmp_path / "shards"
+    out.mkdir()
+    write_shards_into(ShardsConfig(languages=["a", "fake"], shift_ids=["fake"]), tok_dir, texts, out)
+    reader = ShardReader(out)
+    tok = AutoTokenizer.from_pretrained(str(tok_dir))
+    n_special = len(SPECIALS)
+    base = len(tok)
+    assert shift_for(out, "a") == 0 and shift_for(out / "shards.json", "fake") == base - n_special
+    assert reader.vocab_size == base + (base - n_special)
+    orig, fake = reader.tokens("a"), reader.tokens("fake")
+    assert set(orig.tolist()) & set(fake.tolist()) <= set(range(n_special))
+    assert int(fake.max()) < reader.vocab_size and int(fake[fake >= n_special].min()) >= base
+    unshifted = np.where(fake >= n_special, fake.astype(np.int64) - shift_for(out, "fake"), fake)
+    assert unshifted.tolist() == orig.tolist()
+    lines = corpus["a"].read_text().splitlines()
+    expected = [i for line in lines for i in tok(line, add_special_tokens=False)["input_ids"]]
+    assert unshifted.tolist() == expected
+
+
+def test_unused_shift_keeps_the_config_hash():
+    assert "shift_ids" not in ShardsConfig(languages=["a"]).canonical_json()
+    assert ShardsConfig(languages=["a"]).content_hash() != ShardsConfig(languages=["a"], shift_ids=["a"]).content_hash()

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from mbertlab.config import Config
 
@@ -19,6 +19,42 @@ CHUNK_LINES = 10_000
 class ShardsConfig(Config):
     languages: list[str] = Field(min_length=1)
     splits: list[str] = Field(default_factory=lambda: ["train", "dev"])
+    shift_ids: list[str] = Field(default_factory=list, description=(
+        "Languages whose non-special ids move into a disjoint range (Dufter & Schütze's vocabulary-ID "
+        "fake copy): the k-th listed language is offset by k·(vocab_size − n_specials)."))
+
+    @model_serializer(mode="wrap")
+    def _omit_empty_shift(self, handler):
+        """Leave `shift_ids` out when unused, so shards built before it existed keep their hashes."""
+        data = handler(self)
+        if not self.shift_ids:
+            data.pop("shift_ids", None)
+        return data
+
+
+def id_shifts(config: ShardsConfig, vocab_size: int, n_specials: int) -> dict[str, int]:
+    """Offset added to every non-special id of each shifted language (0 for the others)."""
+    unknown = sorted(set(config.shift_ids) - set(config.languages))
+    if unknown:
+        from mbertlab.errors import ConfigError
+        raise ConfigError(f"shift_ids names languages not in languages: {unknown}")
+    width = vocab_size - n_specials
+    return {l: (config.shift_ids.index(l) + 1) * width if l in config.shift_ids else 0 for l in config.languages}
+
+
+def shift_for(shards: str | Path | dict, lang: str) -> int:
+    """The id offset of `lang` in a shards artifact (its folder, its shards.json or that dict); fine-tuning
+    applies it to ids >= n_specials of task text so they match what pretraining saw."""
+    if not isinstance(shards, dict):
+        path = Path(shards)
+        shards = json.loads((path / "shards.json" if path.is_dir() else path).read_text(encoding="utf-8"))
+    return int(shards.get("shift", {}).get(lang, 0))
+
+
+def apply_shift(ids: np.ndarray, shift: int, n_specials: int) -> np.ndarray:
+    """Add `shift` to every non-special id (specials stay shared: [CLS], [SEP], [MASK] ...)."""
+    ids = np.asarray(ids)
+    return np.where(ids >= n_specials, ids + shift, ids) if shift else ids
 
 
 def dtype_for(vocab_size: int) -> np.dtype:
@@ -37,7 +73,8 @@ def _chunks(path: Path):
             yield chunk
 
 
-def encode_file(tokenizer, path: Path, ids_path: Path, offsets_path: Path, dtype: np.dtype) -> tuple[int, int]:
+def encode_file(tokenizer, path: Path, ids_path: Path, offsets_path: Path, dtype: np.dtype,
+                shift: int = 0, n_specials: int = 0) -> tuple[int, int]:
     """Encode one text file; returns (sentences, tokens). Ids go to a raw temp file, then into the .npy."""
     raw = ids_path.with_suffix(".raw")
     lengths: list[int] = []
@@ -45,7 +82,7 @@ def encode_file(tokenizer, path: Path, ids_path: Path, offsets_path: Path, dtype
         for chunk in _chunks(path):
             encodings = tokenizer.encode_batch(chunk, add_special_tokens=False)
             for enc in encodings:
-                out.write(np.asarray(enc.ids, dtype=dtype).tobytes())
+                out.write(apply_shift(np.asarray(enc.ids, dtype=np.int64), shift, n_specials).astype(dtype).tobytes())
                 lengths.append(len(enc.ids))
     total = int(sum(lengths))
     ids = np.lib.format.open_memmap(ids_path, mode="w+", dtype=dtype, shape=(total,))
@@ -65,19 +102,32 @@ def write_shards_into(config: ShardsConfig, tokenizer_dir: Path, texts: dict[str
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
-    vocab_size = tokenizer.get_vocab_size()
+    base_size = tokenizer.get_vocab_size()
+    n_specials = _n_specials(tokenizer_dir)
+    shifts = id_shifts(config, base_size, n_specials)
+    vocab_size = base_size + len(config.shift_ids) * (base_size - n_specials)
     dtype = dtype_for(vocab_size)
     info = {"languages": config.languages, "splits": config.splits, "dtype": dtype.name,
             "vocab_size": vocab_size, "tokens": {}, "sentences": {}}
+    if config.shift_ids:
+        info.update(shift=shifts, n_specials=n_specials, tokenizer_vocab_size=base_size)
     for lang in config.languages:
         info["tokens"][lang], info["sentences"][lang] = {}, {}
         for split in config.splits:
             n, total = encode_file(tokenizer, texts[lang][split], out / f"{lang}.{split}.ids.npy",
-                                   out / f"{lang}.{split}.offsets.npy", dtype)
+                                   out / f"{lang}.{split}.offsets.npy", dtype, shifts[lang], n_specials)
             info["sentences"][lang][split], info["tokens"][lang][split] = n, total
     shutil.copytree(tokenizer_dir, out / "tokenizer", ignore=shutil.ignore_patterns("config.json", "meta.json",
                                                                                      "inputs.json", "log.txt"))
     (out / "shards.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+
+
+def _n_specials(tokenizer_dir: Path) -> int:
+    meta = tokenizer_dir / "mbertlab_tokenizer.json"
+    if not meta.exists():
+        from mbertlab.tokenizers.train import SPECIALS
+        return len(SPECIALS)
+    return int(json.loads(meta.read_text(encoding="utf-8"))["specials"])
 
 
 class ShardReader:
