@@ -122,3 +122,75 @@ def test_stats_and_overlap_commands(shared_data, capsys):
     assert run(["corpus", "stats", str(path)]) == 0 and "2280" in capsys.readouterr().out
     assert run(["overlap", str(path), str(shared_data / "raw_text" / "lv.txt")]) == 0
     assert '"p_type"' in capsys.readouterr().out
+
+
+def _two_language_corpus(tmp_path, sizes: dict[str, int]) -> dict[str, list[str]]:
+    """Distinct sentences of varied length per language (so character budgets are not multiples)."""
+    rng = random.Random(0)
+    texts = {}
+    for lang, n in sizes.items():
+        texts[lang] = [f"{lang} {i} " + " ".join("x" * rng.randint(1, 9) for _ in range(rng.randint(1, 8)))
+                       for i in range(n)]
+        (tmp_path / f"{lang}.txt").write_text("\n".join(texts[lang]) + "\n", encoding="utf-8")
+    return texts
+
+
+def _build(tmp_path, sizes, name, **options):
+    import json
+
+    from mbertlab.corpus.build import CorpusConfig, build_corpus_into
+
+    langs = [{"name": l, "sources": [{"path": str(tmp_path / f"{l}.txt")}]} for l in sizes]
+    config = CorpusConfig.model_validate({"languages": langs, "dev_fraction": 0.1, **options})
+    (tmp_path / name).mkdir()
+    build_corpus_into(config, tmp_path / name)
+    stats = json.loads((tmp_path / name / "stats.json").read_text())
+    lines = {l: (tmp_path / name / l / "train.txt").read_text().splitlines()
+             + (tmp_path / name / l / "dev.txt").read_text().splitlines() for l in sizes}
+    return stats, lines
+
+
+def test_corpus_budgets_smoothed_and_balanced(tmp_path):
+    sizes = {"big": 800, "small": 200}
+    _two_language_corpus(tmp_path, sizes)
+    stats, lines = _build(tmp_path, sizes, "a1", sampling="smoothed", alpha=1.0, total=500)
+    assert {l: len(v) for l, v in lines.items()} == {"big": 400, "small": 100}
+    assert stats["big"]["sampling"] == {"unit": "sentences", "budget": 400, "realised": 400}
+    _, lines = _build(tmp_path, sizes, "a0", sampling="smoothed", alpha=0.0, total=300)
+    assert {l: len(v) for l, v in lines.items()} == {"big": 150, "small": 150}
+    stats, lines = _build(tmp_path, sizes, "bal", sampling="balanced")
+    assert len(lines["big"]) == len(lines["small"]) == 200
+    assert stats["small"]["sampling"]["realised"] == stats["big"]["sampling"]["realised"] == 200
+
+
+def test_corpus_character_budgets_within_one_sentence(tmp_path):
+    sizes = {"big": 800, "small": 300}
+    texts = _two_language_corpus(tmp_path, sizes)
+    from mbertlab.corpus.build import CorpusConfig
+
+    langs = [{"name": "big", "sources": [{"path": str(tmp_path / "big.txt")}], "max_characters": 5000},
+             {"name": "small", "sources": [{"path": str(tmp_path / "small.txt")}], "max_characters": 2000}]
+    config = CorpusConfig.model_validate({"languages": langs})
+    (tmp_path / "c").mkdir()
+    from mbertlab.corpus.build import build_corpus_into
+
+    build_corpus_into(config, tmp_path / "c")
+    for lang, budget in (("big", 5000), ("small", 2000)):
+        kept = (tmp_path / "c" / lang / "train.txt").read_text().splitlines() + \
+            (tmp_path / "c" / lang / "dev.txt").read_text().splitlines()
+        chars = sum(len(l) for l in kept)
+        assert budget <= chars < budget + max(len(l) for l in texts[lang])
+        assert sorted(kept) == sorted(texts[lang][:len(kept)])
+    stats, _ = _build(tmp_path, sizes, "bc", sampling="balanced", unit="characters")
+    small_total = sum(len(l) for l in texts["small"])
+    assert stats["small"]["sampling"]["realised"] == small_total
+    assert 0 <= stats["big"]["sampling"]["realised"] - small_total < max(len(l) for l in texts["big"])
+
+
+def test_new_corpus_options_keep_old_hashes():
+    from mbertlab.corpus.build import CorpusConfig
+
+    config = CorpusConfig.model_validate({"languages": [{"name": "x", "sources": [{"path": "x.txt"}]}]})
+    assert set(config.model_dump()) == {"languages", "dev_fraction", "dedup", "seed"}
+    assert "max_characters" not in config.model_dump()["languages"][0]
+    assert config.content_hash() != config.model_copy(update={"sampling": "balanced"}).content_hash()

@@ -108,6 +108,8 @@ def stats_cmd(
             rows = {path.stem: {"file": text_stats(path)}}
         for lang, splits in rows.items():
             for split, s in splits.items():
+                if split == "sampling":
+                    continue
                 table.add_row(path.name, lang, split, str(s["sentences"]), str(s["tokens"]), str(s["characters"]),
                               f"{s['mb']:.3f}", f"{s['wikisize']:.2f}")
     Console().print(table)

@@ -1,6 +1,9 @@
 """The corpus stage: per language, sentences from text / CoNLL-U / Wikipedia sources, NFC, optional
-de-duplication and fake script, split into train/dev by a seeded hash of each line (streaming: memory
-holds 8 bytes per distinct sentence for de-duplication, nothing else), with statistics per split."""
+de-duplication and fake script, budgets in sentences or characters (fixed, α-smoothed or balanced), split
+into train/dev by a seeded hash of each line, with statistics per split.
+
+Streaming: de-duplication keeps an 8-byte hash per distinct sentence in a Python set (about 80 bytes per
+sentence with the set's overhead: 10M sentences ≈ 0.8 GB), nothing else grows with the input."""
 from __future__ import annotations
 
 import hashlib
@@ -9,10 +12,19 @@ import math
 from pathlib import Path
 from typing import Iterator, Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from mbertlab.config import Config
 from mbertlab.corpus.manipulations import fake_script
+from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
+
+
+def omit_defaults(data: dict, model: Config, names: tuple[str, ...]) -> dict:
+    """Drop fields added after artifacts were built while they keep their defaults, so old hashes hold."""
+    for name in names:
+        if getattr(model, name) == type(model).model_fields[name].get_default(call_default_factory=True):
+            data.pop(name, None)
+    return data
 
 
 class CorpusSource(Config):
@@ -25,6 +37,12 @@ class CorpusLanguage(Config):
     sources: list[CorpusSource] = Field(min_length=1)
     fake_script: bool = Field(False, description="Rewrite every character in a disjoint script (K et al.).")
     max_sentences: int | None = Field(None, description="Budget: keep at most this many sentences.")
+    max_characters: int | None = Field(None, gt=0, description=(
+        "Budget: stop once this many characters are kept (met to within one sentence)."))
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("max_characters",))
 
 
 class CorpusConfig(Config):
@@ -32,6 +50,15 @@ class CorpusConfig(Config):
     dev_fraction: float = Field(0.02, gt=0.0, lt=0.5)
     dedup: bool = True
     seed: int = 0
+    sampling: Literal["none", "smoothed", "balanced"] = Field("none", description=(
+        "Budgets across languages: smoothed p_l ∝ n_l^alpha of `total`, or every language cut to the smallest."))
+    unit: Literal["sentences", "characters"] = Field("sentences", description="What budgets count.")
+    alpha: float = Field(0.7, ge=0.0, description="Smoothing exponent (1 = data proportions, 0 = uniform).")
+    total: int | None = Field(None, gt=0, description="Total budget for `smoothed` (default: all available).")
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("sampling", "unit", "alpha", "total"))
 
 
 def source_sentences(source: CorpusSource) -> Iterator[str]:
@@ -51,34 +78,67 @@ def _bucket(line: str, seed: int) -> float:
     return int.from_bytes(digest, "little") / 2**64
 
 
-def build_language(lang: CorpusLanguage, config: CorpusConfig, out: Path) -> dict:
+def distinct_sentences(lang: CorpusLanguage, dedup: bool) -> Iterator[str]:
+    """The language's sentences in source order, without repeats when `dedup` (8-byte hash per sentence)."""
+    seen: set[bytes] = set()
+    for source in lang.sources:
+        for line in source_sentences(source):
+            if dedup:
+                key = hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest()
+                if key in seen:
+                    continue
+                seen.add(key)
+            yield line
+
+
+def _budgeted(lang: CorpusLanguage, config: CorpusConfig, budget: int | None) -> Iterator[str]:
+    """Sentences until the first budget that applies is used up (a character budget may overshoot by
+    less than one sentence: a sentence is taken while fewer characters than the budget are kept)."""
+    sentences = characters = 0
+    limits = {"sentences": lang.max_sentences, "characters": lang.max_characters}
+    if budget is not None:
+        limits[config.unit] = budget if limits[config.unit] is None else min(budget, limits[config.unit])
+    for line in distinct_sentences(lang, config.dedup):
+        if (limits["sentences"] is not None and sentences >= limits["sentences"]) or \
+                (limits["characters"] is not None and characters >= limits["characters"]):
+            return
+        sentences += 1
+        characters += len(line)
+        yield line
+
+
+def build_language(lang: CorpusLanguage, config: CorpusConfig, out: Path, budget: int | None = None) -> dict:
     folder = out / lang.name
     folder.mkdir(parents=True)
-    seen: set[bytes] = set()
     stats = {split: {"sentences": 0, "tokens": 0, "characters": 0, "bytes": 0} for split in ("train", "dev")}
-    kept = 0
     with (folder / "train.txt").open("w", encoding="utf-8") as train, (folder / "dev.txt").open("w", encoding="utf-8") as dev:
-        for source in lang.sources:
-            for line in source_sentences(source):
-                if config.dedup:
-                    key = hashlib.blake2b(line.encode("utf-8"), digest_size=8).digest()
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                if lang.max_sentences is not None and kept >= lang.max_sentences:
-                    break
-                kept += 1
-                text = fake_script(line) if lang.fake_script else line
-                split = "dev" if _bucket(line, config.seed) < config.dev_fraction else "train"
-                (dev if split == "dev" else train).write(text + "\n")
-                s = stats[split]
-                s["sentences"] += 1
-                s["tokens"] += len(text.split())
-                s["characters"] += len(text)
-                s["bytes"] += len(text.encode("utf-8")) + 1
+        for line in _budgeted(lang, config, budget):
+            text = fake_script(line) if lang.fake_script else line
+            split = "dev" if _bucket(line, config.seed) < config.dev_fraction else "train"
+            (dev if split == "dev" else train).write(text + "\n")
+            s = stats[split]
+            s["sentences"] += 1
+            s["tokens"] += len(text.split())
+            s["characters"] += len(text)
+            s["bytes"] += len(text.encode("utf-8")) + 1
     for s in stats.values():
         _add_sizes(s)
     return stats
+
+
+def available(lang: CorpusLanguage, config: CorpusConfig) -> int:
+    """A counting pass: the language's size in `config.unit` after de-duplication and its own budgets."""
+    return sum(1 if config.unit == "sentences" else len(line) for line in _budgeted(lang, config, None))
+
+
+def language_budgets(config: CorpusConfig) -> dict[str, int] | None:
+    """Per-language budgets from the shared sampling functions (the ones pretraining uses online)."""
+    if config.sampling == "none":
+        return None
+    sizes = {lang.name: available(lang, config) for lang in config.languages}
+    if config.sampling == "balanced":
+        return balanced_budget(sizes)
+    return smoothed_budget(sizes, config.alpha, config.total if config.total is not None else sum(sizes.values()))
 
 
 def _add_sizes(s: dict) -> dict:
@@ -102,5 +162,14 @@ def text_stats(path: str | Path) -> dict:
 
 
 def build_corpus_into(config: CorpusConfig, out: Path) -> None:
-    stats = {lang.name: build_language(lang, config, out) for lang in config.languages}
+    """Writes the corpus; with `sampling`, each language's stats also hold `sampling` = unit, budget and
+    the realised count."""
+    budgets = language_budgets(config)
+    stats = {}
+    for lang in config.languages:
+        budget = None if budgets is None else budgets[lang.name]
+        stats[lang.name] = build_language(lang, config, out, budget)
+        if budgets is not None:
+            realised = sum(s[config.unit] for s in stats[lang.name].values())
+            stats[lang.name]["sampling"] = {"unit": config.unit, "budget": budget, "realised": realised}
     (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")

@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import Field, model_serializer
 
 from mbertlab.config import Config
+from mbertlab.corpus.build import omit_defaults
 
 CHUNK_LINES = 10_000
 
@@ -24,12 +25,8 @@ class ShardsConfig(Config):
         "fake copy): the k-th listed language is offset by k·(vocab_size − n_specials)."))
 
     @model_serializer(mode="wrap")
-    def _omit_empty_shift(self, handler):
-        """Leave `shift_ids` out when unused, so shards built before it existed keep their hashes."""
-        data = handler(self)
-        if not self.shift_ids:
-            data.pop("shift_ids", None)
-        return data
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("shift_ids",))
 
 
 def id_shifts(config: ShardsConfig, vocab_size: int, n_specials: int) -> dict[str, int]:
