@@ -45,3 +45,60 @@ def scatter_plot(points: dict[str, tuple[list[float], list[float]]], overlap: st
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def points_from_results(score_rows: list, overlap_rows: list) -> dict[str, tuple[list[float], list[float]]]:
+    """Per task, (overlap, zero-shot score) pairs: a score row (train_lang != test_lang) is paired with the
+    overlap row of the same train_lang/test_lang pair (of the same task when the overlap row names one)."""
+    overlap: dict[tuple[str, str, str], float] = {(r.task, r.train_lang, r.test_lang): r.value for r in overlap_rows}
+    points: dict[str, tuple[list[float], list[float]]] = {}
+    for r in score_rows:
+        if r.train_lang == r.test_lang:
+            continue
+        x = overlap.get((r.task, r.train_lang, r.test_lang), overlap.get(("", r.train_lang, r.test_lang)))
+        if x is None:
+            raise ConfigError(f"no overlap row for {r.train_lang} -> {r.test_lang} (task {r.task!r})")
+        xs, ys = points.setdefault(r.task, ([], []))
+        xs.append(x)
+        ys.append(r.value)
+    return points
+
+
+def correlation_rows(correlations: list[Correlation], score: str, study: str = "") -> list:
+    from mbertlab.store.results import ResultRow
+
+    return [ResultRow(metric="pearson_r", value=c.r, study=study, task=c.task, mode="correlate",
+                      extra={"overlap": c.overlap, "score": score, "p_value": c.p_value, "n": c.n})
+            for c in correlations]
+
+
+def layer_series(rows: list) -> dict[str, dict[int, float]]:
+    """{series: {layer: value}} from rows whose extra records a layer; a series is model/task/test_lang."""
+    series: dict[str, dict[int, float]] = {}
+    for r in rows:
+        if "layer" not in r.extra:
+            raise ConfigError(f"row {r.metric!r} of {r.model!r} records no layer in its extra")
+        name = "/".join(p for p in (r.model, r.task, r.test_lang) if p)
+        series.setdefault(name, {})[int(r.extra["layer"])] = r.value
+    return series
+
+
+def line_plot(series: dict[str, dict[int, float]], metric: str, out: Path) -> Path:
+    """A metric by layer, one line per series (language ID accuracy or retrieval MRR by layer)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for name, values in sorted(series.items()):
+        layers = sorted(values)
+        ax.plot(layers, [values[l] for l in layers], marker="o", label=name)
+    ax.set_xlabel("layer")
+    ax.set_ylabel(metric)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

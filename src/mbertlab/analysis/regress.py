@@ -75,3 +75,48 @@ def lr_test(restricted: OLSFit, full: OLSFit) -> LRTest:
     stat = -2 * (restricted.llf - full.llf)
     df = full.df_model - restricted.df_model
     return LRTest(float(stat), float(stats.chi2.sf(stat, df)), df)
+
+
+def _factor_value(name: str, row, lookup: dict[tuple[str, str], float]) -> float | None:
+    """A factor from the row's extra, else from a row of that metric for the same test language;
+    `log2:NAME` takes log2 of NAME."""
+    base = name.removeprefix("log2:")
+    value = row.extra.get(base, lookup.get((base, row.test_lang)))
+    if value is None or base == name:
+        return value
+    if float(value) <= 0:
+        raise ConfigError(f"{name}: log2 of non-positive value {value} (test_lang {row.test_lang!r})")
+    return float(np.log2(float(value)))
+
+
+def table_from_results(score_rows: list, factor_rows: list, score: str, factors: list[str]) -> list[dict[str, Any]]:
+    """One dict per score row with its score and factors (factors recorded by earlier stages, not typed)."""
+    lookup: dict[tuple[str, str], float] = {}
+    for r in factor_rows:
+        key = (r.metric, r.test_lang)
+        if key in lookup and lookup[key] != r.value:
+            raise ConfigError(f"two different values of {r.metric!r} for language {r.test_lang!r}")
+        lookup[key] = r.value
+    return [{score: r.value, **{f: _factor_value(f, r, lookup) for f in factors}} for r in score_rows]
+
+
+def regression_rows(fits: list[OLSFit], full: OLSFit, study: str = "") -> list:
+    """ResultRows: coef:<factor> per fit (mode univariate / multivariate), r2, and lr_test of each
+    univariate model against the full one."""
+    from mbertlab.store.results import ResultRow
+
+    rows = []
+    for fit in [*fits, full]:
+        mode = "multivariate" if fit is full else "univariate"
+        info = {"score": fit.score, "factors": fit.factors, "r2": fit.r2, "llf": fit.llf, "nobs": fit.nobs}
+        rows += [ResultRow(metric=f"coef:{c.name}", value=c.coef, study=study, task="regress", mode=mode,
+                           extra={**info, "p_value": c.p_value, "ci_low": c.ci_low, "ci_high": c.ci_high})
+                 for c in fit.coefficients]
+        rows.append(ResultRow(metric="r2", value=fit.r2, study=study, task="regress", mode=mode, extra=info))
+    for fit in fits:
+        if set(fit.factors) < set(full.factors):
+            test = lr_test(fit, full)
+            rows.append(ResultRow(metric="lr_test", value=test.statistic, study=study, task="regress",
+                                  mode="lr", extra={"restricted": fit.factors, "full": full.factors,
+                                                    "p_value": test.p_value, "df": test.df_diff}))
+    return rows

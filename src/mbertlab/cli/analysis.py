@@ -1,8 +1,139 @@
 """CLI: analysis commands (thin: parse, call one library function, print)."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import List, Optional
+
 import typer
+
+from mbertlab.cli.common import state
+
+analyze_app = typer.Typer(help="Analyses over results.db: regression, correlation, by-layer plots.",
+                          no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the root app."""
+    app.add_typer(analyze_app, name="analyze")
+    app.command("embed")(embed)
+    app.command("retrieve")(retrieve)
+
+
+def _filters(study: Optional[str], task: Optional[str], where: List[str]) -> dict:
+    from mbertlab.errors import ConfigError
+    from mbertlab.store.results import COLUMNS
+
+    filters = {k: v for k, v in (("study", study), ("task", task)) if v is not None}
+    for item in where:
+        key, sep, value = item.partition("=")
+        if not sep or key not in COLUMNS:
+            raise ConfigError(f"--where {item!r}: expected COLUMN=VALUE with a column among {', '.join(COLUMNS)}")
+        filters[key] = int(value) if key == "seed" else value
+    return filters
+
+
+STUDY = typer.Option(None, help="Only rows of this study (also the study of the rows written).")
+TASK = typer.Option(None, help="Only score rows of this task.")
+WHERE = typer.Option([], help="Column filter COLUMN=VALUE on the score rows (repeatable).")
+
+
+@analyze_app.command("regress")
+def regress(ctx: typer.Context, score: str = typer.Option(..., help="Metric regressed (e.g. f1)."),
+            factors: str = typer.Option(..., help="Comma-separated factors: extra keys or metrics per test "
+                                        "language; log2:NAME takes log2."),
+            study: Optional[str] = STUDY, task: Optional[str] = TASK, where: List[str] = WHERE) -> None:
+    """OLS of a score on factors: univariate and multivariate fits, LR tests; rows written to results.db."""
+    from mbertlab.analysis.regress import fit_ols, regression_rows, table_from_results, univariate
+    from mbertlab.store.results import open_results
+
+    names = [f.strip() for f in factors.split(",") if f.strip()]
+    db = open_results(state(ctx).workdir)
+    factor_rows = [r for n in names for r in db.query(metric=n.removeprefix("log2:"))]
+    table = table_from_results(db.query(metric=score, **_filters(study, task, where)), factor_rows, score, names)
+    fits, full = univariate(table, score, names), fit_ols(table, score, names)
+    rows = regression_rows(fits, full, study or "")
+    db.add(rows)
+    for fit in [*fits, full]:
+        typer.echo(f"{score} ~ {' + '.join(fit.factors)}   R2={fit.r2:.4f}  logL={fit.llf:.3f}  n={fit.nobs}")
+        for c in fit.coefficients:
+            typer.echo(f"  {c.name:<20} {c.coef:>10.4f}  p={c.p_value:.3g}  95% CI [{c.ci_low:.4f}, {c.ci_high:.4f}]")
+    for r in rows:
+        if r.metric == "lr_test":
+            typer.echo(f"LR test {r.extra['restricted']} vs {r.extra['full']}: {r.value:.4f} "
+                       f"(df {r.extra['df']}, p={r.extra['p_value']:.3g})")
+
+
+@analyze_app.command("correlate")
+def correlate(ctx: typer.Context, score: str = typer.Option(..., help="Zero-shot metric (e.g. accuracy)."),
+              overlap: str = typer.Option("p_type", help="Overlap metric: p_type or p_token."),
+              plot: Optional[Path] = typer.Option(None, help="Scatter plot PNG (default WORKDIR/analysis/...)."),
+              study: Optional[str] = STUDY, task: Optional[str] = TASK, where: List[str] = WHERE) -> None:
+    """Pearson r between zero-shot scores and subword overlap, per task, with a scatter plot."""
+    from mbertlab.analysis.correlate import correlation_rows, pearson, points_from_results, scatter_plot
+    from mbertlab.store.results import open_results
+
+    work = state(ctx).workdir
+    db = open_results(work)
+    points = points_from_results(db.query(metric=score, **_filters(study, task, where)), db.query(metric=overlap))
+    found = [pearson(t, overlap, xs, ys) for t, (xs, ys) in sorted(points.items())]
+    db.add(correlation_rows(found, score, study or ""))
+    out = scatter_plot(points, overlap, score, plot or work / "analysis" / f"correlate-{score}-{overlap}.png")
+    for c in found:
+        typer.echo(f"{c.task:<12} r={c.r:.4f}  p={c.p_value:.3g}  n={c.n}")
+    typer.echo(f"plot: {out}")
+
+
+@analyze_app.command("layers")
+def layers(ctx: typer.Context, metric: str = typer.Option("accuracy", help="Metric plotted by layer."),
+           plot: Optional[Path] = typer.Option(None, help="Line plot PNG (default WORKDIR/analysis/...)."),
+           study: Optional[str] = STUDY, task: Optional[str] = TASK, where: List[str] = WHERE) -> None:
+    """A metric by layer (language ID accuracy, retrieval MRR) as a line plot; rows need extra.layer."""
+    from mbertlab.analysis.correlate import layer_series, line_plot
+    from mbertlab.errors import ConfigError
+    from mbertlab.store.results import open_results
+
+    work = state(ctx).workdir
+    series = layer_series(open_results(work).query(metric=metric, **_filters(study, task, where)))
+    if not series:
+        raise ConfigError(f"no {metric!r} rows match")
+    out = line_plot(series, metric, plot or work / "analysis" / f"layers-{metric}.png")
+    for name, values in sorted(series.items()):
+        typer.echo(f"{name}: " + "  ".join(f"{l}:{values[l]:.4f}" for l in sorted(values)))
+    typer.echo(f"plot: {out}")
+
+
+def embed(tokenizer: Path = typer.Option(..., help="Tokenizer directory (the BERT artifact's)."),
+          files: List[Path] = typer.Argument(..., help="Text files, one sentence per line."),
+          out: Path = typer.Option(..., help="Output directory (vectors.txt, stats.json)."),
+          method: str = typer.Option("word2vec_sg", help="word2vec_sg, word2vec_cbow or glove."),
+          dim: int = typer.Option(768), window: int = typer.Option(5), negative: int = typer.Option(5),
+          epochs: int = typer.Option(5), min_count: int = typer.Option(1), seed: int = typer.Option(0)) -> None:
+    """Static embeddings on the same word pieces as a BERT model (Liu et al. 2020 baselines)."""
+    from mbertlab.config import parse_config
+    from mbertlab.embeddings.static import StaticConfig, train_static_into
+
+    config = parse_config(StaticConfig, dict(method=method, dim=dim, window=window, negative=negative, epochs=epochs,
+                                         min_count=min_count, seed=seed), "command line")
+    stats = train_static_into(config, tokenizer, files, out)
+    typer.echo(f"{stats['vocab']} vectors of dim {stats['dim']} from {stats['tokens']} word pieces -> {out}")
+
+
+def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help="MUSE dictionary (src tgt per line)."),
+             src_emb: Optional[Path] = typer.Option(None, help="Source vectors (word2vec text)."),
+             tgt_emb: Optional[Path] = typer.Option(None, help="Target vectors (word2vec text)."),
+             model: Optional[Path] = typer.Option(None, help="HF encoder directory (contextual vectors)."),
+             layer: Optional[int] = typer.Option(None, help="Hidden-state index (0 = embeddings; default last)."),
+             corpus_src: Optional[Path] = typer.Option(None, help="Source text for contextual vectors."),
+             corpus_tgt: Optional[Path] = typer.Option(None, help="Target text for contextual vectors."),
+             treebank_src: Optional[Path] = typer.Option(None, help="Source CoNLL-U: MRR by part of speech."),
+             study: str = typer.Option("", help="Study name of the rows written.")) -> None:
+    """Word retrieval MRR / P@1 / P@5 (and MRR by POS); rows written to results.db."""
+    from mbertlab.embeddings.evaluate import RetrievalInputs, retrieval_rows
+    from mbertlab.embeddings.evaluate import retrieve as run_retrieval
+    from mbertlab.store.results import open_results
+
+    inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src)
+    scores = run_retrieval(inputs)
+    open_results(state(ctx).workdir).add(retrieval_rows(scores, inputs, study))
+    for name, value in scores.items():
+        typer.echo(f"{name:<12} {value:.4f}" if name != "pairs" else f"{name:<12} {int(value)}")

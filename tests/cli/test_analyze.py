@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+
+from mbertlab.cli.main import run
+from mbertlab.store.results import ResultRow, open_results
+
+
+def _add(work, rows):
+    open_results(work).add(rows)
+
+
+def test_regress_writes_coefficients_equal_to_statsmodels(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    langs = [f"l{i}" for i in range(30)]
+    size = rng.integers(100, 10_000, size=30)
+    wiki = rng.normal(size=30)
+    f1 = 0.1 + 0.05 * np.log2(size) + 0.02 * wiki + rng.normal(scale=0.01, size=30)
+    _add(tmp_path, [ResultRow("f1", float(v), task="ner", test_lang=l, extra={"train_size": int(s)})
+                    for l, v, s in zip(langs, f1, size)])
+    _add(tmp_path, [ResultRow("wiki_size", float(w), test_lang=l) for l, w in zip(langs, wiki)])
+    assert run(["-w", str(tmp_path), "analyze", "regress", "--score", "f1", "--factors",
+                "log2:train_size,wiki_size", "--task", "ner"]) == 0
+    x = sm.add_constant(np.column_stack([np.log2(size), wiki]))
+    ref = sm.OLS(f1, x).fit()
+    rows = open_results(tmp_path).query(task="regress", mode="multivariate")
+    coef = {r.metric: r.value for r in rows}
+    assert coef["coef:log2:train_size"] == pytest.approx(ref.params[1])
+    assert coef["coef:wiki_size"] == pytest.approx(ref.params[2]) and coef["r2"] == pytest.approx(ref.rsquared)
+    lr = open_results(tmp_path).query(metric="lr_test")
+    assert len(lr) == 2 and "LR test" in capsys.readouterr().out
+
+
+def test_correlate_equals_scipy_and_plots(tmp_path):
+    pairs = [("en", t) for t in ("de", "fr", "es", "ru", "zh")]
+    overlap = [0.6, 0.5, 0.55, 0.2, 0.05]
+    acc = [0.8, 0.7, 0.78, 0.5, 0.3]
+    _add(tmp_path, [ResultRow("p_type", o, train_lang=s, test_lang=t) for (s, t), o in zip(pairs, overlap)])
+    _add(tmp_path, [ResultRow("accuracy", a, task="xnli", train_lang=s, test_lang=t) for (s, t), a in zip(pairs, acc)])
+    _add(tmp_path, [ResultRow("accuracy", 0.9, task="xnli", train_lang="en", test_lang="en")])  # not zero-shot
+    assert run(["-w", str(tmp_path), "analyze", "correlate", "--score", "accuracy"]) == 0
+    [row] = open_results(tmp_path).query(metric="pearson_r")
+    ref = stats.pearsonr(overlap, acc)
+    assert row.value == pytest.approx(ref.statistic) and row.extra["p_value"] == pytest.approx(ref.pvalue)
+    assert (tmp_path / "analysis" / "correlate-accuracy-p_type.png").stat().st_size > 1000
+
+
+def test_layers_plot(tmp_path, capsys):
+    _add(tmp_path, [ResultRow("accuracy", 0.5 + 0.1 * l, task="langid", extra={"layer": l}) for l in range(3)])
+    assert run(["-w", str(tmp_path), "analyze", "layers", "--plot", str(tmp_path / "l.png")]) == 0
+    assert "0:0.5000  1:0.6000  2:0.7000" in capsys.readouterr().out and (tmp_path / "l.png").exists()
+
+
+def _vectors(path, vecs):
+    path.write_text(f"{len(vecs)} 2\n" + "".join(f"{w} {v[0]} {v[1]}\n" for w, v in vecs.items()), encoding="utf-8")
+
+
+def test_retrieve_static_with_pos(tmp_path, capsys):
+    _vectors(tmp_path / "src.txt", {"dog": (1, 0), "cat": (0.9, 0.2), "the": (0.1, 1)})
+    _vectors(tmp_path / "tgt.txt", {"hund": (1, 0), "katze": (0, 1), "der": (0.2, 1)})
+    (tmp_path / "d.txt").write_text("dog hund\ncat katze\nthe der\n", encoding="utf-8")
+    (tmp_path / "t.conllu").write_text("1\tthe\t_\tDET\t_\t_\t2\tdet\t_\t_\n2\tdog\t_\tNOUN\t_\t_\t0\troot\t_\t_\n"
+                                       "3\tcat\t_\tNOUN\t_\t_\t2\tobj\t_\t_\n\n", encoding="utf-8")
+    assert run(["-w", str(tmp_path), "retrieve", "--src-emb", str(tmp_path / "src.txt"), "--tgt-emb",
+                str(tmp_path / "tgt.txt"), "--dict", str(tmp_path / "d.txt"), "--treebank-src",
+                str(tmp_path / "t.conllu")]) == 0
+    # hand ranks: dog->hund 1; cat: cos to hund .976 > der .39 > katze .217 -> 3; the->der 1
+    got = {r.metric: r.value for r in open_results(tmp_path).query(task="retrieval")}
+    assert got == pytest.approx({"mrr": (1 + 1 / 3 + 1) / 3, "p@1": 2 / 3, "p@5": 1.0, "mrr_NOUN": (1 + 1 / 3) / 2,
+                                 "mrr_open": (1 + 1 / 3) / 2, "mrr_closed": 1.0})
+    assert "mrr_NOUN" in capsys.readouterr().out
+
+
+def test_retrieve_needs_one_kind_of_vectors(tmp_path):
+    (tmp_path / "d.txt").write_text("a b\n", encoding="utf-8")
+    assert run(["-w", str(tmp_path), "retrieve", "--dict", str(tmp_path / "d.txt")]) == 1
+
+
+def test_embed(tmp_path):
+    from gensim.models import KeyedVectors
+
+    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
+
+    text = tmp_path / "x.txt"
+    text.write_text("a b c d\nb c d e\n" * 30, encoding="utf-8")
+    train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=50, languages=["x"]), {"x": text}, tmp_path / "tok")
+    assert run(["-w", str(tmp_path), "embed", "--tokenizer", str(tmp_path / "tok"), "--out", str(tmp_path / "v"),
+                "--method", "glove", "--dim", "4", str(text)]) == 0
+    kv = KeyedVectors.load_word2vec_format(str(tmp_path / "v" / "vectors.txt"))
+    assert sorted(kv.index_to_key) == ["a", "b", "c", "d", "e"] and kv.vector_size == 4
