@@ -91,3 +91,25 @@ def test_embed(tmp_path):
                 "--method", "glove", "--dim", "4", str(text)]) == 0
     kv = KeyedVectors.load_word2vec_format(str(tmp_path / "v" / "vectors.txt"))
     assert sorted(kv.index_to_key) == ["a", "b", "c", "d", "e"] and kv.vector_size == 4
+
+
+def test_retrieve_contextual_from_a_model_dir(tmp_path, capsys):
+    from transformers import BertConfig, BertModel
+
+    from mbertlab.tokenizers.train import TokenizerConfig, load_tokenizer, train_tokenizer_into
+
+    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
+    src.write_text("dog runs\ncat sleeps\n" * 3, encoding="utf-8")
+    tgt.write_text("hund rennt\nkatze schlaeft\n" * 3, encoding="utf-8")
+    model_dir = tmp_path / "model"
+    train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=50, languages=["s", "t"]), {"s": src, "t": tgt},
+                         model_dir)
+    config = BertConfig(vocab_size=len(load_tokenizer(model_dir)), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64)
+    BertModel(config).save_pretrained(str(model_dir))
+    (tmp_path / "d.txt").write_text("dog hund\ncat katze\nruns rennt\n", encoding="utf-8")
+    assert run(["-w", str(tmp_path), "retrieve", "--model", str(model_dir), "--layer", "1", "--corpus-src", str(src),
+                "--corpus-tgt", str(tgt), "--dict", str(tmp_path / "d.txt")]) == 0
+    rows = open_results(tmp_path).query(task="retrieval", metric="mrr")
+    assert len(rows) == 1 and rows[0].extra == {"pairs": 3, "dictionary": str(tmp_path / "d.txt"), "layer": 1}
+    assert 1 / 3 <= rows[0].value <= 1 and rows[0].mode == "contextual"

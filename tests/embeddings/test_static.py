@@ -59,3 +59,11 @@ def test_glove_loss_decreases_over_first_epochs(corpus):
     tok, text = corpus
     _, losses = train_glove(StaticConfig(method="glove", dim=16, window=3, epochs=6), TokenisedCorpus(load_tokenizer(tok), [text]))
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
+
+
+def test_glove_cooccurrence_is_one_over_distance_and_keeps_distances_past_dropped_pieces():
+    from mbertlab.embeddings.static import cooccurrence
+
+    full = cooccurrence([["a", "b", "c"]], {"a": 0, "b": 1, "c": 2}, window=2).toarray()
+    assert full.tolist() == [[0, 1, 0.5], [0, 0, 1], [0, 0, 0]]
+    assert cooccurrence([["a", "b", "c"]], {"a": 0, "c": 1}, window=2).toarray().tolist() == [[0, 0.5], [0, 0]]
