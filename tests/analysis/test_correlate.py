@@ -25,3 +25,17 @@ def test_too_few_points_raise():
 def test_scatter_writes_png(tmp_path):
     out = scatter_plot({"pos": ([0.1, 0.5, 0.9], [0.2, 0.4, 0.8])}, "p_type", "acc", tmp_path / "s.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_points_pair_zero_shot_scores_with_their_overlap():
+    from mbertlab.analysis.correlate import points_from_results
+    from mbertlab.store.results import ResultRow
+
+    overlap = [ResultRow("p_type", 0.3, train_lang="en", test_lang="de"),
+               ResultRow("p_type", 0.9, task="pos", train_lang="en", test_lang="de")]
+    scores = [ResultRow("acc", 0.6, task="ner", train_lang="en", test_lang="de"),
+              ResultRow("acc", 0.7, task="pos", train_lang="en", test_lang="de"),
+              ResultRow("acc", 0.99, task="pos", train_lang="en", test_lang="en")]
+    assert points_from_results(scores, overlap) == {"ner": ([0.3], [0.6]), "pos": ([0.9], [0.7])}
+    with pytest.raises(ConfigError):
+        points_from_results([ResultRow("acc", 0.5, task="ner", train_lang="en", test_lang="zh")], overlap)

@@ -42,3 +42,17 @@ def test_not_nested_and_missing_values_raise():
         lr_test(fit_ols(rows, "y", ["a"]), fit_ols(rows, "y", ["b"]))
     with pytest.raises(ConfigError):
         fit_ols(rows + [{"a": 1.0, "y": 2.0}], "y", ["a", "b"])
+
+
+def test_table_from_results_takes_factors_from_extra_and_language_rows():
+    from mbertlab.analysis.regress import table_from_results
+    from mbertlab.store.results import ResultRow
+
+    scores = [ResultRow("f1", 0.5, test_lang="de", extra={"train_size": 1024}),
+              ResultRow("f1", 0.7, test_lang="fr", extra={"train_size": 8})]
+    wiki = [ResultRow("wiki_size", 3.0, test_lang="de"), ResultRow("wiki_size", 4.0, test_lang="fr")]
+    got = table_from_results(scores, wiki, "f1", ["log2:train_size", "wiki_size"])
+    assert got == [{"f1": 0.5, "log2:train_size": 10.0, "wiki_size": 3.0},
+                   {"f1": 0.7, "log2:train_size": 3.0, "wiki_size": 4.0}]
+    with pytest.raises(ConfigError):
+        table_from_results(scores, wiki + [ResultRow("wiki_size", 5.0, test_lang="de")], "f1", ["wiki_size"])
