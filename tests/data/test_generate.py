@@ -98,3 +98,72 @@ def test_unigram_keeps_lengths_not_order(generated):
     last = [l.split()[-1] for l in (generated / "unigram" / "text" / "train.txt").read_text().splitlines()]
     fake_stop = (generated / "fake" / "text" / "train.txt").read_text().split("\n")[0].split()[-1]
     assert sum(w == fake_stop for w in last) / len(last) < 0.5  # sentence-final stop no longer systematic
+
+
+def test_nli_and_mldoc_read_and_align_across_languages(generated):
+    from collections import Counter
+
+    from mbertlab.formats.classification import MLDOC_LABELS, read_mldoc
+    from mbertlab.formats.xnli import read_xnli
+
+    langs = ("src", "same", "fake", "fake_sov")
+    assert not (generated / "xnli" / "unigram.train.tsv").exists()
+    for split in ("train", "dev", "test"):
+        pairs = {l: list(read_xnli(generated / "xnli" / f"{l}.{split}.tsv")) for l in langs}
+        docs = {l: list(read_mldoc(generated / "mldoc" / f"{l}.{split}.tsv")) for l in langs}
+        labels = [p.label for p in pairs["src"]]
+        assert all([p.label for p in pairs[l]] == labels for l in langs)
+        assert all([d.label for d in docs[l]] == [d.label for d in docs["src"]] for l in langs)
+        assert all(p.lang == l for l in langs for p in pairs[l])
+        counts = Counter(labels)
+        assert set(counts) == {"entailment", "neutral", "contradiction"}
+        assert max(counts.values()) - min(counts.values()) <= 1  # labels cycle: balanced
+        assert {d.label for d in docs["src"]} == set(MLDOC_LABELS)
+    # the same example in two languages: word counts equal, the fake script spells the same words
+    src, fake = (list(read_xnli(generated / "xnli" / f"{l}.train.tsv")) for l in ("src", "fake"))
+    assert [len(p.premise.split()) for p in src] == [len(p.premise.split()) for p in fake]
+
+
+def test_nli_edits_match_their_labels(generated):
+    """Independent of the tree code: on the surface, entailment drops words, neutral adds words, and a
+    contradiction keeps the multiset of words (subject/object swap) or changes exactly one (the verb)."""
+    from collections import Counter
+
+    from mbertlab.formats.xnli import read_xnli
+
+    for p in read_xnli(generated / "xnli" / "src.train.tsv"):
+        a, b = Counter(p.premise.split()), Counter(p.hypothesis.split())
+        if p.label == "entailment":
+            assert not b - a
+        elif p.label == "neutral":
+            assert not a - b and sum(b.values()) > sum(a.values())
+        else:
+            assert sum(a.values()) == sum(b.values()) and sum((a - b).values()) <= 1
+            assert p.premise != p.hypothesis or a == b
+
+
+def test_topics_bias_nouns(generated):
+    """Nouns (by their UD tag) mostly occur in documents of one label: far above the chance share of 1/4."""
+    from collections import Counter, defaultdict
+
+    from mbertlab.formats.classification import read_mldoc
+
+    nouns = {f for s in read_conllu(generated / "src" / "ud" / "train.conllu") for f, u in zip(s.forms, s.upos)
+             if u == "NOUN"}
+    by_noun: dict[str, Counter] = defaultdict(Counter)
+    docs = list(read_mldoc(generated / "mldoc" / "src.train.tsv"))
+    for d in docs:
+        for word in d.text.split():
+            if word in nouns:
+                by_noun[word][d.label] += 1
+    frequent = [c for c in by_noun.values() if sum(c.values()) >= 20]
+    assert len(frequent) >= 10
+    majority = sum(max(c.values()) for c in frequent) / sum(sum(c.values()) for c in frequent)
+    assert majority > 0.6
+
+
+def test_tasks_leave_the_preset_hash_alone():
+    config = preset_config("quick", 0)
+    assert "tasks" not in config.model_dump()
+    changed = preset_config("quick", 0, {"tasks": {"topic_bias": 0.5}})
+    assert changed.content_hash() != config.content_hash()

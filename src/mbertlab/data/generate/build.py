@@ -10,6 +10,7 @@ import numpy as np
 from mbertlab.data.generate.config import PRESETS, GenerateConfig, LanguageConfig
 from mbertlab.data.generate.grammar import Grammar
 from mbertlab.data.generate.realise import Spelling, Token, fake_spelling, fresh_spelling, realise
+from mbertlab.data.generate.tasks import write_tasks
 from mbertlab.data.generate.write import write_conllu_tokens, write_lexicon, write_ner_tokens, write_text_tokens
 from mbertlab.errors import ConfigError
 
@@ -61,6 +62,7 @@ def generate_into(config: GenerateConfig, out: Path) -> dict:
     source = config.languages[0].name
     for lang in config.languages[1:]:
         write_lexicon(out / "lexicon" / f"{source}-{lang.name}.txt", spellings[source], spellings[lang.name])
+    write_tasks(out, config, grammar, spellings)
     (out / "languages.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return summary
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from mbertlab.config import Config
 
@@ -51,6 +51,15 @@ class SplitSizes(Config):
     test: int = 1000
 
 
+class TaskSizes(Config):
+    """Sizes of the generated classification tasks (examples per split)."""
+
+    nli: SplitSizes = Field(default_factory=lambda: SplitSizes(train=3000, dev=300, test=300))
+    mldoc: SplitSizes = Field(default_factory=lambda: SplitSizes(train=1000, dev=200, test=200))
+    topic_bias: float = Field(0.8, ge=0.0, le=1.0, description="Share of a document's nouns drawn from its "
+                              "topic's domain.")
+
+
 class GenerateConfig(Config):
     seed: int = 0
     lexicon: LexiconSizes = Field(default_factory=LexiconSizes)
@@ -63,6 +72,14 @@ class GenerateConfig(Config):
     p_coordination: float = 0.15
     p_pronoun: float = 0.15
     p_name: float = 0.2
+    tasks: TaskSizes = Field(default_factory=TaskSizes, description="Generated XNLI- and MLDoc-style sets.")
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        """`tasks` only adds files: left out of the hash at its default so existing artifacts keep theirs."""
+        from mbertlab.corpus.build import omit_defaults
+
+        return omit_defaults(handler(self), self, ("tasks",))
 
 
 def quick_preset() -> dict:
