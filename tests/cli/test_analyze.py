@@ -96,7 +96,11 @@ def test_embed(tmp_path):
 def test_retrieve_contextual_from_a_model_dir(tmp_path, capsys):
     from transformers import BertConfig, BertModel
 
-    from mbertlab.tokenizers.train import TokenizerConfig, load_tokenizer, train_tokenizer_into
+    from mbertlab.tokenizers.train import (
+        TokenizerConfig,
+        load_tokenizer,
+        train_tokenizer_into,
+    )
 
     src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
     src.write_text("dog runs\ncat sleeps\n" * 3, encoding="utf-8")

@@ -2,14 +2,23 @@ from __future__ import annotations
 
 import json
 import random
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from mbertlab.embeddings.static import StaticConfig, TokenisedCorpus, train_glove, train_static_into
-from mbertlab.tokenizers.train import TokenizerConfig, load_tokenizer, train_tokenizer_into
+from mbertlab.embeddings.static import (
+    StaticConfig,
+    TokenisedCorpus,
+    train_glove,
+    train_static_into,
+)
+from mbertlab.tokenizers.train import (
+    TokenizerConfig,
+    load_tokenizer,
+    train_tokenizer_into,
+)
 
 TOPIC_A = [f"alpha{c}" for c in "bcdfghkl"]
 TOPIC_B = [f"omega{c}" for c in "mnprstvz"]
@@ -58,7 +67,7 @@ def test_word2vec_is_deterministic(corpus, tmp_path):
 def test_glove_loss_decreases_over_first_epochs(corpus):
     tok, text = corpus
     _, losses = train_glove(StaticConfig(method="glove", dim=16, window=3, epochs=6), TokenisedCorpus(load_tokenizer(tok), [text]))
-    assert all(b < a for a, b in zip(losses, losses[1:])), losses
+    assert all(b < a for a, b in pairwise(losses)), losses
 
 
 def test_glove_cooccurrence_is_one_over_distance_and_keeps_distances_past_dropped_pieces():

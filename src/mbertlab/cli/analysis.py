@@ -43,7 +43,12 @@ def regress(ctx: typer.Context, score: str = typer.Option(..., help="Metric regr
                                         "language; log2:NAME takes log2."),
             study: Optional[str] = STUDY, task: Optional[str] = TASK, where: List[str] = WHERE) -> None:
     """OLS of a score on factors: univariate and multivariate fits, LR tests; rows written to results.db."""
-    from mbertlab.analysis.regress import fit_ols, regression_rows, table_from_results, univariate
+    from mbertlab.analysis.regress import (
+        fit_ols,
+        regression_rows,
+        table_from_results,
+        univariate,
+    )
     from mbertlab.store.results import open_results
 
     names = [f.strip() for f in factors.split(",") if f.strip()]
@@ -69,7 +74,12 @@ def correlate(ctx: typer.Context, score: str = typer.Option(..., help="Zero-shot
               plot: Optional[Path] = typer.Option(None, help="Scatter plot PNG (default WORKDIR/analysis/...)."),
               study: Optional[str] = STUDY, task: Optional[str] = TASK, where: List[str] = WHERE) -> None:
     """Pearson r between zero-shot scores and subword overlap, per task, with a scatter plot."""
-    from mbertlab.analysis.correlate import correlation_rows, pearson, points_from_results, scatter_plot
+    from mbertlab.analysis.correlate import (
+        correlation_rows,
+        pearson,
+        points_from_results,
+        scatter_plot,
+    )
     from mbertlab.store.results import open_results
 
     work = state(ctx).workdir
@@ -112,8 +122,9 @@ def embed(tokenizer: Path = typer.Option(..., help="Tokenizer directory (the BER
     from mbertlab.config import parse_config
     from mbertlab.embeddings.static import StaticConfig, train_static_into
 
-    config = parse_config(StaticConfig, dict(method=method, dim=dim, window=window, negative=negative, epochs=epochs,
-                                         min_count=min_count, seed=seed), "command line")
+    values = {"method": method, "dim": dim, "window": window, "negative": negative, "epochs": epochs,
+              "min_count": min_count, "seed": seed}
+    config = parse_config(StaticConfig, values, "command line")
     stats = train_static_into(config, tokenizer, files, out)
     typer.echo(f"{stats['vocab']} vectors of dim {stats['dim']} from {stats['tokens']} word pieces -> {out}")
 
