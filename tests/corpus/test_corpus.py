@@ -194,3 +194,14 @@ def test_new_corpus_options_keep_old_hashes():
     assert set(config.model_dump()) == {"languages", "dev_fraction", "dedup", "seed"}
     assert "max_characters" not in config.model_dump()["languages"][0]
     assert config.content_hash() != config.model_copy(update={"sampling": "balanced"}).content_hash()
+
+
+@given(st.lists(st.text(max_size=6), max_size=300))
+def test_seen_lines_equals_a_set(lines):
+    from mbertlab.corpus.dedup import SeenLines
+
+    seen, reference = SeenLines(capacity=4), set()
+    for line in lines:
+        assert seen.add(line) == (line not in reference)
+        reference.add(line)
+    assert len(seen) == len(reference)
