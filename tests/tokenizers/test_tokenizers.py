@@ -125,3 +125,29 @@ def test_vocabulary_id_shift_shares_only_specials(tmp_path, corpus):
 def test_unused_shift_keeps_the_config_hash():
     assert "shift_ids" not in ShardsConfig(languages=["a"]).canonical_json()
     assert ShardsConfig(languages=["a"]).content_hash() != ShardsConfig(languages=["a"], shift_ids=["a"]).content_hash()
+
+
+def test_balanced_sentencepiece_not_dominated_by_the_larger_language(tmp_path, shared_data):
+    """English (5000 lines) against 400 lines of Spanish in a disjoint fake script, so each piece's
+    language is known from its characters: balanced, the small language gets a fair share of the vocabulary;
+    learning from all sentences, English takes most of it."""
+    from mbertlab.corpus.manipulations import PLANE_15, fake_script
+
+    big = tmp_path / "big.txt"
+    big.write_text("\n".join((shared_data / "raw_text" / "en.txt").read_text(encoding="utf-8").splitlines()[:5000])
+                   + "\n", encoding="utf-8")
+    small = tmp_path / "small.txt"
+    es = (shared_data / "raw_text" / "es.txt").read_text(encoding="utf-8").splitlines()[:400]
+    small.write_text("\n".join(fake_script(l) for l in es) + "\n", encoding="utf-8")
+    shares = {}
+    for balanced, name in ((None, "bal"), (5000, "unbal")):
+        out = tmp_path / name
+        out.mkdir()
+        train_tokenizer_into(TokenizerConfig(kind="sentencepiece", vocab_size=800, languages=["big", "small"],
+                                             sentences_per_language=balanced), {"big": big, "small": small}, out)
+        pieces = [w for w in AutoTokenizer.from_pretrained(str(out)).get_vocab() if not w.startswith("[")]
+        fake = [w for w in pieces if any(ord(ch) >= PLANE_15 for ch in w)]
+        shares[name] = len(fake) / len(pieces)
+    print(f"fake-script share of the vocabulary: {shares}")
+    assert 0.3 < shares["bal"] < 0.7
+    assert shares["unbal"] < shares["bal"] - 0.1
