@@ -45,6 +45,8 @@ def encode(
     tokenizer: Path = typer.Option(..., help="A tokenizer artifact directory."),
     corpus: Path = typer.Option(..., help="A corpus artifact directory."),
     languages: List[str] = typer.Option(..., "--lang", help="Languages to encode (repeatable)."),
+    shift_ids: List[str] = typer.Option([], "--shift-ids", help="A language whose non-special ids move to a "
+                                        "disjoint range (vocabulary-ID fake copy; repeatable)."),
 ) -> None:
     """Encode a corpus into memory-mapped token shards for pretraining."""
     from mbertlab.store.artifacts import ArtifactStore
@@ -52,7 +54,7 @@ def encode(
 
     store = ArtifactStore(state(ctx).workdir)
     tok, source = store.open(tokenizer, "tokenizer"), store.open(corpus, "corpus")
-    cfg = ShardsConfig(languages=list(languages))
+    cfg = ShardsConfig(languages=list(languages), shift_ids=list(shift_ids))
     texts = {l: {s: source.path / l / f"{s}.txt" for s in cfg.splits} for l in cfg.languages}
     artifact = store.build("shards", cfg, lambda out: write_shards_into(cfg, tok.path, texts, out), [tok, source])
     typer.echo(str(artifact.path))
