@@ -1,18 +1,43 @@
-"""A study's report: the design turns results.db rows into tables; this writes them out."""
+"""A study's report: the design turns results.db rows into tables; this writes them out, with the
+reproduction scorecard when the spec states the paper's findings."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from mbertlab.report.render import render_html, render_markdown
+from mbertlab.report.render import Report, render_html, render_markdown
+from mbertlab.report.tables import Table
 from mbertlab.store.artifacts import environment_info
+from mbertlab.store.results import ResultRow
 from mbertlab.studies.jobs import RunContext
 from mbertlab.studies.spec import StudySpec
+
+
+def study_rows(spec: StudySpec, ctx: RunContext) -> list[ResultRow]:
+    """The rows of this spec's jobs (at its scale), each job's tags merged into `extra`."""
+    from mbertlab.studies.designs.conditions_report import rows_by_job
+    from mbertlab.studies.runner import study_jobs
+
+    return [replace(row, extra={**dict(job.tags), **row.extra})
+            for job, rows in rows_by_job(study_jobs(spec), ctx.store, ctx.results).items() for row in rows]
+
+
+def scorecard(spec: StudySpec, ctx: RunContext) -> Table | None:
+    """The scorecard table, or None when the spec states no findings."""
+    from mbertlab.studies.runner import spec_section
+    from mbertlab.studies.scorecard import evaluate_findings, parse_findings, scorecard_table
+
+    findings = parse_findings(spec_section(spec, "findings"), spec.source)
+    return scorecard_table(evaluate_findings(findings, study_rows(spec, ctx))) if findings else None
 
 
 def write_report(spec: StudySpec, ctx: RunContext, out: Path | None = None) -> tuple[Path, Path]:
     from mbertlab.studies.designs import get_design
 
-    report = get_design(spec.design).report(spec, ctx.store, ctx.results)
+    report: Report = get_design(spec.design).report(spec, ctx.store, ctx.results)
+    card = scorecard(spec, ctx)
+    if card is not None:
+        report.tables.append(card)
     report.versions = environment_info()["versions"]
     report.configs = {"study spec": {"name": spec.name, "scale": spec.scale, "design": spec.design,
                                      **spec.settings.model_dump(mode="json")}, **report.configs}

@@ -12,13 +12,15 @@ import os
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from mbertlab.progress import progress
 from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, job_hash, topological
-from mbertlab.studies.spec import StudySpec
+from mbertlab.studies.spec import StudySpec, deep_merge, read_spec_data
 
 log = logging.getLogger("mbertlab")
 
@@ -34,6 +36,14 @@ class JobStatus:
 def default_jobs() -> int:
     """Parallel workers: tiny models use a core far better one process per core than two threads each."""
     return max(1, cpu_count())
+
+
+def spec_section(spec: StudySpec, key: str) -> Any:
+    """A spec key read by the study machinery rather than the design (`findings`, `resources`), at the
+    spec's scale. `--set` overrides do not reach it: these keys describe the paper and the cluster."""
+    data = read_spec_data(Path(spec.source))
+    over = (data.get("scales") or {}).get(spec.scale) or {}
+    return deep_merge(data, over).get(key)
 
 
 def study_jobs(spec: StudySpec) -> list[Job]:
