@@ -1,0 +1,248 @@
+"""Where a study's stages run: this machine (the runner), or a SLURM cluster through submitit.
+
+SLURM: every stage not yet in the store is submitted, one job array per wave (depth in the DAG) and
+resource profile, each array `afterok` on the jobs its stages read. A ledger of submitted job ids lets
+a rerun skip stages still queued or running, and resubmit only what failed plus what depends on it
+(stale dependants left pending by SLURM are cancelled first). `submitit-local` runs the same tasks as
+local subprocesses, wave after wave, to try a resources setup without a cluster.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from mbertlab.config import Config, parse_config
+from mbertlab.errors import ConfigError
+from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.store.results import ResultsDB
+from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, job_hash
+from mbertlab.studies.runner import JobStatus, build_job, default_jobs, run_study, spec_section, study_status
+from mbertlab.studies.spec import StudySpec, deep_merge
+
+log = logging.getLogger("mbertlab")
+EXECUTORS = ("local", "slurm", "submitit-local")
+ACTIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED"}
+
+
+class Resources(Config):
+    """What one stage's SLURM job asks for."""
+
+    gpus: int = Field(0, ge=0, description="GPUs on the node; a stage with more than one runs under torchrun.")
+    cpus: int = Field(1, ge=1, description="CPU cores (also the stage's thread count).")
+    time_min: int = Field(60, ge=1, description="Wall-clock limit in minutes.")
+    mem_gb: float | None = Field(None, gt=0, description="Memory; the cluster's default when absent.")
+    partition: str | None = Field(None, description="SLURM partition.")
+    sbatch: dict[str, str] = Field(default_factory=dict, description="Further sbatch flags, e.g. {account: x}.")
+
+
+def parse_resources(data: Any, source: str) -> dict[str, Resources]:
+    """`resources: {default: {...}, <stage kind>: {...}}`; a kind's entry overrides `default` key by key."""
+    data = data or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: key 'resources': expected a mapping of stage kind to resources")
+    unknown = sorted(k for k in data if k != "default" and k not in STAGE_KINDS)
+    if unknown:
+        raise ConfigError(f"{source}: key 'resources': unknown stage kind(s) {', '.join(unknown)} "
+                          f"(known: default, {', '.join(STAGE_KINDS.names())})")
+    base = data.get("default") or {}
+    return {kind: parse_config(Resources, deep_merge(base, over or {}) if kind != "default" else base,
+                               f"{source}: resources.{kind}") for kind, over in {"default": {}, **data}.items()}
+
+
+def resources_for(kind: str, table: dict[str, Resources]) -> Resources:
+    return table.get(kind, table["default"])
+
+
+def torchrun_command(payload: Path, gpus: int) -> list[str]:
+    """One process per GPU on this node (torchrun's module form, so no PATH lookup)."""
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={gpus}",
+            "-m", "mbertlab.studies.executors", str(payload)]
+
+
+@dataclass(frozen=True)
+class StageTask:
+    """What a submitted job runs: build one stage whose inputs are already in the store."""
+
+    job: Job
+    workdir: str
+    results: str
+    study: str
+    gpus: int = 0
+    threads: int = 1
+
+    def __call__(self) -> str:
+        os.environ["MBERTLAB_THREADS"] = str(self.threads)
+        if self.gpus > 1:
+            payload = Path(self.workdir) / "slurm" / "payloads" / f"{job_hash(self.job, ArtifactStore(self.workdir))}.pkl"
+            payload.parent.mkdir(parents=True, exist_ok=True)
+            payload.write_bytes(pickle.dumps(self))
+            subprocess.run(torchrun_command(payload, self.gpus), check=True)
+            return str(payload)
+        return str(self.build().path)
+
+    def build(self) -> Artifact:
+        import mbertlab.studies.designs  # noqa: F401  (registers the built-in stage kinds)
+        from mbertlab.runtime import setup_torch
+
+        setup_torch()
+        store = ArtifactStore(self.workdir)
+        inputs = []
+        for dep in self.job.inputs:
+            found = store.find(STAGE_KINDS.get(dep.kind).stage, job_hash(dep, store))
+            if found is None:  # afterok should make this impossible; never build an input twice
+                raise RuntimeError(f"{self.job.label}: input {dep.label} is not in the store")
+            inputs.append(found)
+        return build_job(self.job, inputs, RunContext(store, ResultsDB(self.results), self.study))
+
+
+def run_task(task: StageTask) -> str:
+    return task()
+
+
+def waves(statuses: list[JobStatus]) -> list[list[JobStatus]]:
+    """Statuses grouped by depth in the DAG (longest chain of inputs), in topological order."""
+    depth: dict[Job, int] = {}
+    for st in statuses:  # topological: inputs come first
+        depth[st.job] = 1 + max((depth.get(i, 0) for i in st.job.inputs), default=-1)
+    out: dict[int, list[JobStatus]] = defaultdict(list)
+    for st in statuses:
+        out[depth[st.job]].append(st)
+    return [out[d] for d in sorted(out)]
+
+
+@dataclass
+class Plan:
+    submit: list[JobStatus]  # missing stages to submit, topological order
+    active: dict[Job, str]  # stages queued or running from an earlier submission: job id
+    cancel: list[str]  # queued ids that can never run (an input failed): cancelled, then resubmitted
+
+
+def plan_submission(statuses: list[JobStatus], ledger: dict[str, str], queue: dict[str, str]) -> Plan:
+    """Which stages to (re)submit: missing ones, unless an earlier job for them is alive and can still run."""
+    done = {st.job for st in statuses if st.state == "done"}
+    plan = Plan([], {}, [])
+    for st in statuses:
+        if st.job in done:
+            continue
+        old = ledger.get(f"{st.stage}/{st.hash}")
+        if old is not None and queue.get(old) in ACTIVE_STATES and \
+                all(i in done or i in plan.active for i in st.job.inputs):
+            plan.active[st.job] = old
+            continue
+        if old is not None and old in queue:
+            plan.cancel.append(old)
+        plan.submit.append(st)
+    return plan
+
+
+def slurm_queue() -> dict[str, str]:
+    """This user's SLURM jobs (array tasks one by one): id -> state."""
+    out = subprocess.run(["squeue", "--me", "-r", "-h", "-o", "%i %T"], check=True, capture_output=True, text=True)
+    return dict(line.split()[:2] for line in out.stdout.splitlines() if len(line.split()) >= 2)
+
+
+class Ledger:
+    """`<workdir>/slurm/<study>-<scale>/submitted.json`: stage/hash -> the SLURM job id last submitted."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / "submitted.json"
+
+    def load(self) -> dict[str, str]:
+        return json.loads(self.path.read_text()) if self.path.is_file() else {}
+
+    def save(self, ids: dict[str, str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(ids, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, self.path)
+
+
+@dataclass
+class Submission:
+    submitted: dict[str, str]  # stage label -> job id
+    kept: dict[str, str]  # still queued or running from before
+    cancelled: list[str]
+    arrays: int
+
+    def summary(self) -> str:
+        return (f"{len(self.submitted)} stages submitted in {self.arrays} job arrays, {len(self.kept)} still "
+                f"queued or running, {len(self.cancelled)} stale jobs cancelled")
+
+
+def _params(res: Resources, name: str, deps: list[str], parallelism: int) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "timeout_min": res.time_min, "cpus_per_task": res.cpus,
+                              "gpus_per_node": res.gpus or None, "mem_gb": res.mem_gb, "slurm_partition": res.partition,
+                              "slurm_dependency": f"afterok:{':'.join(deps)}" if deps else None,
+                              "slurm_additional_parameters": dict(res.sbatch) or None}
+    if parallelism:
+        params["slurm_array_parallelism"] = parallelism
+    return params
+
+
+def _groups(wave: list[JobStatus], table: dict[str, Resources]) -> list[tuple[Resources, list[JobStatus]]]:
+    groups: dict[str, tuple[Resources, list[JobStatus]]] = {}
+    for st in wave:
+        res = resources_for(st.job.kind, table)
+        groups.setdefault(res.canonical_json(), (res, []))[1].append(st)
+    return list(groups.values())
+
+
+def submit_study(spec: StudySpec, ctx: RunContext, cluster: str = "slurm", jobs: int = 0) -> Submission:
+    """Submit every missing stage (slurm: with afterok dependencies, returns at once; local: waits)."""
+    import submitit
+
+    folder = ctx.store.workdir / "slurm" / f"{spec.name}-{spec.scale}"
+    table = parse_resources(spec_section(spec, "resources"), spec.source)
+    ledger = Ledger(folder)
+    queue = slurm_queue() if cluster == "slurm" else {}
+    plan = plan_submission(study_status(spec, ctx.store), ledger.load(), queue)
+    if plan.cancel:
+        subprocess.run(["scancel", *plan.cancel], check=True)
+    ids = dict(plan.active)
+    arrays = 0
+    for wave in waves(plan.submit):
+        for res, group in _groups(wave, table):
+            deps = sorted({ids[i] for st in group for i in st.job.inputs if i in ids})
+            executor = submitit.AutoExecutor(folder=folder / "logs" / "%j", cluster=cluster)
+            executor.update_parameters(**_params(res, f"{spec.name}:{group[0].job.kind}", deps, jobs))
+            tasks = [StageTask(st.job, str(ctx.store.workdir), str(ctx.results.path.resolve()), ctx.study,
+                               res.gpus, res.cpus) for st in group]
+            submitted = executor.map_array(run_task, tasks)
+            arrays += 1
+            ids.update((st.job, job.job_id) for st, job in zip(group, submitted))
+            if cluster != "slurm":  # no scheduler to hold dependants back: finish the wave first
+                for job in submitted:
+                    job.result()
+        ledger.save({**ledger.load(), **{f"{st.stage}/{st.hash}": ids[st.job] for st in plan.submit if st.job in ids}})
+    return Submission({st.job.label: ids[st.job] for st in plan.submit}, {j.label: i for j, i in plan.active.items()},
+                      plan.cancel, arrays)
+
+
+def execute(spec: StudySpec, ctx: RunContext, executor: str = "local", jobs: int = 0) -> str:
+    """Run or submit the study; returns a one-line summary for the CLI."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"--executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if executor == "local":
+        built = run_study(spec, ctx, jobs=jobs or default_jobs())
+        return f"{len(built)} stages complete"
+    return submit_study(spec, ctx, "slurm" if executor == "slurm" else "local", jobs).summary()
+
+
+def _main(payload: str) -> None:
+    """Entry point of each torchrun rank: the stage's own code decides what each rank does."""
+    task: StageTask = pickle.loads(Path(payload).read_bytes())
+    task.build()
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1])

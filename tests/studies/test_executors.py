@@ -1,0 +1,168 @@
+"""Executors: local --jobs, submitit's local executor (real subprocesses), and SLURM through fake
+sbatch/squeue/scancel/srun scripts that record what was submitted."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mbertlab.errors import ConfigError
+from mbertlab.studies import spec as spec_module
+from mbertlab.studies.executors import Resources, execute, parse_resources, submit_study, torchrun_command
+from mbertlab.studies.runner import run_study, study_status
+from mbertlab.studies.spec import load_spec
+
+from tests.studies.test_runner import REPO, builds, context, table_text, write_spec
+
+ALL_BUILDS = ["make a", "make bb", "score a 0", "score a 1", "score bb 0", "score bb 1"]
+FAKES = {
+    "sbatch": 'n=$(( $(cat "$D/counter" 2>/dev/null || echo 0) + 1 )); echo $n > "$D/counter"\n'
+              '{ echo "=== $n"; cat "$1"; } >> "$D/sbatch.log"; echo "Submitted batch job $n"',
+    "squeue": 'echo "$*" >> "$D/squeue.log"; cat "$D/queue.txt" 2>/dev/null; exit 0',
+    "scancel": 'echo "$*" >> "$D/scancel.log"',
+    "sacct": "exit 0",
+    "srun": "exit 0",
+}
+
+
+@pytest.fixture
+def fake_slurm(tmp_path, monkeypatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in FAKES.items():
+        path = bin_dir / name
+        path.write_text(f'#!/bin/sh\nD="{bin_dir}"\n{body}\n')
+        path.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return bin_dir
+
+
+def submissions(bin_dir: Path) -> list[dict[str, str]]:
+    """Each sbatch call: its job id and the #SBATCH flags of its script."""
+    log = bin_dir / "sbatch.log"
+    out = []
+    for chunk in log.read_text().split("=== ")[1:] if log.exists() else []:
+        head, script = chunk.split("\n", 1)
+        flags = dict(re.findall(r"^#SBATCH --([\w-]+)=?(.*)$", script, re.M))
+        out.append({"id": head.strip(), **flags})
+    return out
+
+
+@pytest.fixture
+def with_resources(monkeypatch):
+    # `resources` is a study-level key; until spec.py lists it among COMMON_KEYS the test adds it
+    monkeypatch.setattr(spec_module, "COMMON_KEYS", spec_module.COMMON_KEYS + ("resources",))
+
+
+RESOURCES = {"default": {"cpus": 2, "time_min": 5}, "toy_score": {"time_min": 7, "sbatch": {"account": "lab"}}}
+
+
+def toy(tmp_path, **settings):
+    return load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, resources=RESOURCES, **settings))
+
+
+def test_slurm_submits_each_stage_once_with_afterok(tmp_path, fake_slurm, with_resources):
+    spec, ctx = toy(tmp_path), context(tmp_path / "w")
+    result = submit_study(spec, ctx, "slurm")
+    subs = submissions(fake_slurm)
+    assert [s["job-name"] for s in subs] == ["toy:toy_make", "toy:toy_score"]
+    make, score = subs
+    assert make["array"] == "0-1%2" and "dependency" not in make and make["time"] == "5"
+    assert make["cpus-per-task"] == "2" and "account" not in make
+    assert score["array"] == "0-3%4" and score["dependency"] == "afterok:1_0:1_1"
+    assert score["time"] == "7" and score["account"] == "lab" and score["cpus-per-task"] == "2"
+    assert result.submitted == {"make a": "1_0", "make bb": "1_1", "score a 0": "2_0", "score a 1": "2_1",
+                                "score bb 0": "2_2", "score bb 1": "2_3"}
+    assert builds(tmp_path) == []  # nothing ran here
+    # every job still queued: a rerun submits nothing
+    (fake_slurm / "queue.txt").write_text("".join(f"{i} PENDING\n" for i in result.submitted.values()))
+    again = submit_study(spec, ctx, "slurm")
+    assert len(submissions(fake_slurm)) == 2 and len(again.kept) == 6 and not again.submitted
+
+
+@pytest.mark.parametrize("failed, expected", [
+    ("make bb", [("make bb", None), ("score bb 0,score bb 1", "afterok:3")]),
+    ("score a 1", [("score a 1", None)]),
+])
+def test_rerun_after_a_failure_resubmits_it_and_its_dependants(tmp_path, fake_slurm, with_resources, failed,
+                                                               expected):
+    spec, ctx = toy(tmp_path), context(tmp_path / "w")
+    first = submit_study(spec, ctx, "slurm")
+    run_study(spec, ctx)  # the jobs "ran"; now one failed, so its dependants never ran
+    statuses = study_status(spec, ctx.store)
+    lost = {failed} | {s.job.label for s in statuses if any(i.label == failed for i in s.job.inputs)}
+    for st in statuses:
+        if st.job.label in lost:
+            shutil.rmtree(ctx.store.find(st.stage, st.hash).path)
+    stuck = [first.submitted[l] for l in sorted(lost - {failed})]  # left pending: DependencyNeverSatisfied
+    (fake_slurm / "queue.txt").write_text("".join(f"{i} PENDING\n" for i in stuck))
+    rerun = submit_study(spec, ctx, "slurm")
+    subs = submissions(fake_slurm)[2:]
+    assert sorted(rerun.submitted) == sorted(lost) and rerun.cancelled == stuck
+    got = [(",".join(l for l, i in rerun.submitted.items() if i.split("_")[0] == s["id"]), s.get("dependency"))
+           for s in subs]
+    assert got == expected
+    log = fake_slurm / "scancel.log"
+    assert (log.read_text().split() if log.exists() else []) == stuck
+
+
+def test_a_running_stage_is_not_resubmitted(tmp_path, fake_slurm, with_resources):
+    spec, ctx = toy(tmp_path), context(tmp_path / "w")
+    first = submit_study(spec, ctx, "slurm")
+    (fake_slurm / "queue.txt").write_text(f"{first.submitted['make bb']} RUNNING\n"
+                                          + "".join(f"{first.submitted[f'score bb {s}']} PENDING\n" for s in (0, 1)))
+    run_study(load_spec(write_spec(tmp_path / "a.yaml", tmp_path, cells=["a"])), ctx)  # cell a finished
+    rerun = submit_study(spec, ctx, "slurm")
+    assert not rerun.submitted and not rerun.cancelled and len(rerun.kept) == 3
+    assert len(submissions(fake_slurm)) == 2
+
+
+def test_gpu_stages_and_torchrun(tmp_path, fake_slurm, with_resources):
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, cells=["a"], seeds=[0],
+                                resources={"toy_make": {"gpus": 2, "mem_gb": 16, "partition": "gpu"}}))
+    submit_study(spec, context(tmp_path / "w"), "slurm")
+    make, score = submissions(fake_slurm)
+    assert make["gpus-per-node"] == "2" and make["mem"] == "16GB" and make["partition"] == "gpu"
+    assert "array" not in make and score["dependency"] == "afterok:1" and "gpus-per-node" not in score
+    cmd = torchrun_command(Path("/x/p.pkl"), 4)
+    assert cmd[1:] == ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=4",
+                       "-m", "mbertlab.studies.executors", "/x/p.pkl"]
+
+
+def test_resources_parse():
+    table = parse_resources({"default": {"cpus": 4, "time_min": 30}, "toy_make": {"gpus": 1}}, "s.yaml")
+    assert table["toy_make"] == Resources(gpus=1, cpus=4, time_min=30)
+    assert parse_resources(None, "s.yaml")["default"] == Resources()
+    with pytest.raises(ConfigError, match="unknown stage kind.*pretrian"):
+        parse_resources({"pretrian": {"gpus": 1}}, "s.yaml")
+    with pytest.raises(ConfigError, match="resources.default"):
+        parse_resources({"default": {"gpu": 1}}, "s.yaml")
+
+
+def test_submitit_local_executor_runs_the_study_in_subprocesses(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the toy design lives in the tests package
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path))
+    summary = execute(spec, context(tmp_path / "w"), "submitit-local")
+    assert summary.startswith("6 stages submitted in 2 job arrays")
+    assert sorted(builds(tmp_path)) == ALL_BUILDS
+    assert {s.state for s in study_status(spec, context(tmp_path / "w").store)} == {"done"}
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    spec_ref = load_spec(write_spec(tmp_path / "ref.yaml", ref))
+    execute(spec_ref, context(tmp_path / "w_ref"), "local", jobs=1)
+    assert table_text(spec, tmp_path / "w") == table_text(spec_ref, tmp_path / "w_ref").replace(str(ref), str(tmp_path))
+
+
+def test_local_jobs_2_builds_each_artifact_once(tmp_path):
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, sleep=0.2))
+    execute(spec, context(tmp_path / "w"), "local", jobs=2)
+    metas = sorted(p.parent.parent.name for p in (tmp_path / "w").glob("*/*/meta.json"))
+    assert metas == ["toy_make"] * 2 + ["toy_score"] * 4 and sorted(builds(tmp_path)) == ALL_BUILDS
+    one = tmp_path / "one"
+    one.mkdir()
+    spec_one = load_spec(write_spec(tmp_path / "one.yaml", one, sleep=0.2))
+    execute(spec_one, context(tmp_path / "w1"), "local", jobs=1)
+    assert table_text(spec, tmp_path / "w") == table_text(spec_one, tmp_path / "w1").replace(str(one), str(tmp_path))
