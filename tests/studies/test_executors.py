@@ -166,3 +166,16 @@ def test_local_jobs_2_builds_each_artifact_once(tmp_path):
     spec_one = load_spec(write_spec(tmp_path / "one.yaml", one, sleep=0.2))
     execute(spec_one, context(tmp_path / "w1"), "local", jobs=1)
     assert table_text(spec, tmp_path / "w") == table_text(spec_one, tmp_path / "w1").replace(str(one), str(tmp_path))
+
+
+def test_cli_run_with_the_slurm_executor(tmp_path, fake_slurm, with_resources, capsys):
+    from mbertlab.cli.main import run
+
+    spec = write_spec(tmp_path / "toy.yaml", tmp_path, resources=RESOURCES)
+    args = ["--workdir", str(tmp_path / "w"), "study", "run", str(spec)]
+    assert run(args + ["--executor", "slurm", "--jobs", "3"]) == 0
+    assert "6 stages submitted in 2 job arrays" in capsys.readouterr().out
+    assert [s["array"] for s in submissions(fake_slurm)] == ["0-1%2", "0-3%3"]
+    assert not (tmp_path / "w" / "reports").exists()  # nothing has run yet: no report
+    assert run(args + ["--executor", "pbs"]) == 1
+    assert "local, slurm, submitit-local" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""CLI: study list | validate | status | run | report."""
+"""CLI: study list | validate | status | run | report | compare."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,8 @@ from rich.table import Table
 
 from mbertlab.cli.common import state
 
-study_app = typer.Typer(help="Declarative studies: validate, run (resumable), status, report.", no_args_is_help=True)
+study_app = typer.Typer(help="Declarative studies: validate, run (resumable, locally or on SLURM), status, "
+                        "report, compare.", no_args_is_help=True)
 console = Console()
 
 SCALE_HELP = "Scale: test (seconds), lab (minutes on 2 CPU cores), paper (GPUs)."
@@ -46,11 +47,15 @@ def validate(
     set_: List[str] = typer.Option([], "--set", help=SET_HELP),
 ) -> None:
     """Check a spec (keys, languages, files) and the configs of every stage, building nothing."""
-    from mbertlab.studies.runner import study_jobs
+    from mbertlab.studies.executors import parse_resources
+    from mbertlab.studies.runner import spec_section, study_jobs
+    from mbertlab.studies.scorecard import parse_findings
 
     spec = _spec(name, scale, set_)
     jobs = study_jobs(spec)
-    console.print(f"{spec.name} ({spec.scale}): valid, {len(jobs)} stage jobs")
+    findings = parse_findings(spec_section(spec, "findings"), spec.source)
+    parse_resources(spec_section(spec, "resources"), spec.source)
+    console.print(f"{spec.name} ({spec.scale}): valid, {len(jobs)} stage jobs, {len(findings)} findings")
 
 
 @study_app.command("status")
@@ -80,13 +85,16 @@ def run(
     name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
     scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
     set_: List[str] = typer.Option([], "--set", help=SET_HELP),
-    report: bool = typer.Option(True, help="Render the report when done."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Parallel worker processes, each with its share of the cores "
-                             "(0: one per core)."),
+    report: bool = typer.Option(True, help="Render the report when done (local executor)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="local: parallel worker processes, each with its share of "
+                             "the cores (0: one per core); slurm: most array tasks running at once (0: no cap)."),
+    executor: str = typer.Option("local", help="local (this machine), slurm (submit every missing stage as SLURM "
+                                 "jobs through submitit and return; rerun to resubmit failures) or submitit-local "
+                                 "(the SLURM tasks as local subprocesses, to try a resources setup)."),
 ) -> None:
     """Build every missing stage of the study (rerun after a kill resumes), then render its report."""
+    from mbertlab.studies.executors import execute
     from mbertlab.studies.report import write_report
-    from mbertlab.studies.runner import default_jobs, run_study
     from mbertlab.studies.jobs import RunContext
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
@@ -94,8 +102,8 @@ def run(
     workdir = state(ctx).workdir
     spec = _spec(name, scale, set_)
     context = RunContext(ArtifactStore(workdir), open_results(workdir), spec.name)
-    run_study(spec, context, jobs=jobs or default_jobs())
-    if report:
+    console.print(f"{spec.name} ({spec.scale}): {execute(spec, context, executor, jobs)}")
+    if report and executor != "slurm":
         md, html = write_report(spec, context)
         console.print(f"report: {html}\n        {md}")
 
@@ -118,3 +126,24 @@ def report_cmd(
     spec = _spec(name, scale, set_)
     md, html = write_report(spec, RunContext(ArtifactStore(workdir), open_results(workdir), spec.name), out)
     console.print(f"report: {html}\n        {md}")
+
+
+@study_app.command("compare")
+def compare_cmd(
+    ctx: typer.Context,
+    a: str = typer.Argument(..., help="Study name in results.db, or name@scale for a spec's tables at a scale."),
+    b: str = typer.Argument(..., help="The other study (the differences are B − A)."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write OUT/report.html (self-contained)."),
+) -> None:
+    """Two studies' (or two scales') tables side by side with B − A per cell and each finding's verdicts."""
+    from mbertlab.report.render import render_html
+    from mbertlab.studies.compare import compare, markdown
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.store.results import open_results
+
+    workdir = state(ctx).workdir
+    report = compare(a, b, RunContext(ArtifactStore(workdir), open_results(workdir), ""))
+    typer.echo(markdown(report))
+    if html is not None:
+        console.print(f"html: {render_html(report, html)}")
