@@ -10,7 +10,6 @@ from mbertlab.studies import spec as spec_module
 from mbertlab.studies.compare import compare, diff_tables
 from mbertlab.studies.runner import run_study
 from mbertlab.studies.spec import load_spec
-
 from tests.studies.test_runner import context, write_spec
 
 

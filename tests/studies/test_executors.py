@@ -11,10 +11,15 @@ import pytest
 
 from mbertlab.errors import ConfigError
 from mbertlab.studies import spec as spec_module
-from mbertlab.studies.executors import Resources, execute, parse_resources, submit_study, torchrun_command
+from mbertlab.studies.executors import (
+    Resources,
+    execute,
+    parse_resources,
+    submit_study,
+    torchrun_command,
+)
 from mbertlab.studies.runner import run_study, study_status
 from mbertlab.studies.spec import load_spec
-
 from tests.studies.test_runner import REPO, builds, context, table_text, write_spec
 
 ALL_BUILDS = ["make a", "make bb", "score a 0", "score a 1", "score bb 0", "score bb 1"]
@@ -46,7 +51,7 @@ def submissions(bin_dir: Path) -> list[dict[str, str]]:
     out = []
     for chunk in log.read_text().split("=== ")[1:] if log.exists() else []:
         head, script = chunk.split("\n", 1)
-        flags = dict(re.findall(r"^#SBATCH --([\w-]+)=?(.*)$", script, re.M))
+        flags = dict(re.findall(r"^#SBATCH --([\w-]+)=?(.*)$", script, re.MULTILINE))
         out.append({"id": head.strip(), **flags})
     return out
 

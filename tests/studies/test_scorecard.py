@@ -4,14 +4,21 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from mbertlab.errors import ConfigError
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.scorecard import FAILS, HOLDS, NOT_RUN, evaluate_findings, parse_findings, scorecard_table
+from mbertlab.studies import spec as spec_module
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import run_study
-from mbertlab.studies import spec as spec_module
+from mbertlab.studies.scorecard import (
+    FAILS,
+    HOLDS,
+    NOT_RUN,
+    evaluate_findings,
+    parse_findings,
+    scorecard_table,
+)
 from mbertlab.studies.spec import load_spec
-
 from tests.studies.test_runner import context, write_spec
 
 
@@ -72,7 +79,7 @@ def test_monotone_over_a_factor():
     assert [s.n for s in v.sides] == [2, 2, 2, 2]
     assert one({"kind": "increasing", **base}).state == FAILS
     assert one({"kind": "decreasing", **base, "margin": 0.06}).state == FAILS  # last step is 0.05
-    assert one({"kind": "decreasing", **{**base, "levels": [0, 0.75]}}).state == NOT_RUN
+    assert one({"kind": "decreasing", **base, "levels": [0, 0.75]}).state == NOT_RUN
 
 
 def test_delta_within():

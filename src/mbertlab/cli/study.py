@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -22,7 +21,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(study_app, name="study")
 
 
-def _spec(name: str, scale: Optional[str], overrides: List[str]):
+def _spec(name: str, scale: str | None, overrides: list[str]):
     from mbertlab.studies.spec import load_spec
 
     return load_spec(name, scale, overrides)
@@ -43,8 +42,8 @@ def list_studies() -> None:
 @study_app.command("validate")
 def validate(
     name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
-    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
-    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+    scale: str | None = typer.Option(None, help=SCALE_HELP),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
 ) -> None:
     """Check a spec (keys, languages, files) and the configs of every stage, building nothing."""
     from mbertlab.studies.executors import parse_resources
@@ -62,8 +61,8 @@ def validate(
 def status(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
-    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
-    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+    scale: str | None = typer.Option(None, help=SCALE_HELP),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
 ) -> None:
     """Which stage artifacts exist (done), were interrupted (partial) or are missing."""
     from mbertlab.store.artifacts import ArtifactStore
@@ -83,8 +82,8 @@ def status(
 def run(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
-    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
-    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
+    scale: str | None = typer.Option(None, help=SCALE_HELP),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
     report: bool = typer.Option(True, help="Render the report when done (local executor)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="local: parallel worker processes, each with its share of "
                              "the cores (0: one per core); slurm: most array tasks running at once (0: no cap)."),
@@ -93,11 +92,11 @@ def run(
                                  "(the SLURM tasks as local subprocesses, to try a resources setup)."),
 ) -> None:
     """Build every missing stage of the study (rerun after a kill resumes), then render its report."""
-    from mbertlab.studies.executors import execute
-    from mbertlab.studies.report import write_report
-    from mbertlab.studies.jobs import RunContext
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
+    from mbertlab.studies.executors import execute
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.studies.report import write_report
 
     workdir = state(ctx).workdir
     spec = _spec(name, scale, set_)
@@ -112,15 +111,15 @@ def run(
 def report_cmd(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
-    scale: Optional[str] = typer.Option(None, help=SCALE_HELP),
-    set_: List[str] = typer.Option([], "--set", help=SET_HELP),
-    out: Optional[Path] = typer.Option(None, help="Output folder (default <workdir>/reports/<study>)."),
+    scale: str | None = typer.Option(None, help=SCALE_HELP),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    out: Path | None = typer.Option(None, help="Output folder (default <workdir>/reports/<study>)."),
 ) -> None:
     """Render the study's tables and plots from results.db as Markdown and self-contained HTML."""
-    from mbertlab.studies.report import write_report
-    from mbertlab.studies.jobs import RunContext
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.studies.report import write_report
 
     workdir = state(ctx).workdir
     spec = _spec(name, scale, set_)
@@ -133,14 +132,14 @@ def compare_cmd(
     ctx: typer.Context,
     a: str = typer.Argument(..., help="Study name in results.db, or name@scale for a spec's tables at a scale."),
     b: str = typer.Argument(..., help="The other study (the differences are B − A)."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Also write OUT/report.html (self-contained)."),
+    html: Path | None = typer.Option(None, "--html", help="Also write OUT/report.html (self-contained)."),
 ) -> None:
     """Two studies' (or two scales') tables side by side with B − A per cell and each finding's verdicts."""
     from mbertlab.report.render import render_html
-    from mbertlab.studies.compare import compare, markdown
-    from mbertlab.studies.jobs import RunContext
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
+    from mbertlab.studies.compare import compare, markdown
+    from mbertlab.studies.jobs import RunContext
 
     workdir = state(ctx).workdir
     report = compare(a, b, RunContext(ArtifactStore(workdir), open_results(workdir), ""))

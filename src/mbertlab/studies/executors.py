@@ -26,7 +26,14 @@ from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, job_hash
-from mbertlab.studies.runner import JobStatus, build_job, default_jobs, run_study, spec_section, study_status
+from mbertlab.studies.runner import (
+    JobStatus,
+    build_job,
+    default_jobs,
+    run_study,
+    spec_section,
+    study_status,
+)
 from mbertlab.studies.spec import StudySpec, deep_merge
 
 log = logging.getLogger("mbertlab")

@@ -25,7 +25,11 @@ def study_rows(spec: StudySpec, ctx: RunContext) -> list[ResultRow]:
 def scorecard(spec: StudySpec, ctx: RunContext) -> Table | None:
     """The scorecard table, or None when the spec states no findings."""
     from mbertlab.studies.runner import spec_section
-    from mbertlab.studies.scorecard import evaluate_findings, parse_findings, scorecard_table
+    from mbertlab.studies.scorecard import (
+        evaluate_findings,
+        parse_findings,
+        scorecard_table,
+    )
 
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
     return scorecard_table(evaluate_findings(findings, study_rows(spec, ctx))) if findings else None

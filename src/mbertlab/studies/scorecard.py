@@ -7,8 +7,9 @@ also puts the job's tags). A finding whose rows are missing is *not run*, never 
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
@@ -70,7 +71,7 @@ class DeltaWithin(_Finding, _Tolerance):
     b2: Selection
 
 
-Finding = Annotated[Union[Greater, Within, Monotone, DeltaWithin], Field(discriminator="kind")]
+Finding = Annotated[Greater | Within | Monotone | DeltaWithin, Field(discriminator="kind")]
 _FINDINGS = TypeAdapter(list[Finding])
 
 
@@ -209,7 +210,7 @@ def _within(finding, sides, diff: float, a: Side, b: Side, what: str) -> Verdict
 
 def _monotone(finding: Monotone, sides: tuple[Side, ...]) -> Verdict:
     sign = 1 if finding.kind == "increasing" else -1
-    steps = [sign * (b.mean - a.mean) for a, b in zip(sides, sides[1:])]
+    steps = [sign * (b.mean - a.mean) for a, b in pairwise(sides)]
     state = HOLDS if all(s > finding.margin for s in steps) else FAILS
     arrow = " < " if sign > 0 else " > "
     test = arrow.join(f"{s.mean:.4g}" for s in sides) + f" (each step > {finding.margin:.4g})"
