@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from mbertlab.config import Config
+from mbertlab.corpus.build import omit_defaults
 
 
 class ModelShape(Config):
@@ -50,3 +51,19 @@ class PretrainConfig(Config):
     checkpoint_every: int = Field(500, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
     eval_batches: int = Field(4, ge=1, description="Fixed dev batches per language for loss, perplexity, MRR.")
+    objective: Literal["mlm", "distill"] = Field("mlm", description="mlm: hard labels; distill: soft labels from "
+                                                 "the teacher of each row's language (Limisiewicz et al. 2023).")
+    teachers: dict[str, str] = Field(default_factory=dict, description="distill: language -> teacher (a Hugging "
+                                     "Face masked-LM directory or a pretrain artifact) sharing the shards' vocabulary.")
+    temperature: float = Field(1.0, gt=0.0, description="distill: softmax temperature of teacher and student "
+                               "(the soft loss is scaled by T², as Hinton et al.).")
+    hard_weight: float = Field(0.0, ge=0.0, le=1.0, description="distill: loss = w·hard + (1 − w)·soft.")
+    teacher_cache: str | None = Field(None, description="distill: a top-k cache written by "
+                                      "cache_teacher_topk_into for this data config, read instead of running teachers.")
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, DISTILL_KEYS)
+
+
+DISTILL_KEYS = ("objective", "teachers", "temperature", "hard_weight", "teacher_cache")

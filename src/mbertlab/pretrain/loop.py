@@ -20,6 +20,7 @@ import torch
 from mbertlab.errors import ConfigError
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import IGNORE, Batch, Masker, PairSampler, WindowSampler
+from mbertlab.pretrain.distill import Distiller
 from mbertlab.pretrain.distributed import World, world_from_env
 from mbertlab.pretrain.model import bf16_supported, load_model, masked_logits, new_model, pretraining_loss
 from mbertlab.pretrain.schedule import lr_at
@@ -61,7 +62,6 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
     world = world_from_env()
     seed_everything(config.seed)
     shards = ShardReader(shards_dir)
-    info = json.loads((shards.tokenizer_dir / "mbertlab_tokenizer.json").read_text())
     if config.nsp and config.layout != "pairs":
         raise ConfigError("pretrain: nsp needs layout: pairs (next-sentence prediction is over sentence pairs)")
     model = load_model(config.init_from, config.model.attention) if config.init_from else \
@@ -69,6 +69,21 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay)
     state = TrainState(config)
     _resume(out, model, opt, state)
+    sampler, masker = training_data(config, shards)
+    if config.compile:
+        model.bert.compile()  # in place: parameter names, and so checkpoints, stay the same
+    dev = _dev_batches(config, shards, masker)
+    distiller = Distiller.from_config(config, shards, world) if config.objective == "distill" else None
+    _train(config, model, opt, state, sampler, masker, dev, distiller, shards, out, world)
+    if world.main:
+        model.save_pretrained(str(out / "model"))
+        _copy_tokenizer(shards.tokenizer_dir, out / "model")
+    world.barrier()
+
+
+def training_data(config: PretrainConfig, shards: ShardReader) -> tuple[WindowSampler, Masker]:
+    """The batch sampler and masker; with a fresh TrainState they replay the same batches in every run."""
+    info = json.loads((shards.tokenizer_dir / "mbertlab_tokenizer.json").read_text())
     markers = _marker_ids(shards) if config.markers else None
     within = config.mixing == "within_batch"
     if config.layout == "pairs":
@@ -76,22 +91,20 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
                               nsp=config.nsp)
     else:
         sampler = WindowSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers, within)
-    if config.compile:
-        model.bert.compile()  # in place: parameter names, and so checkpoints, stay the same
     counts = shards.token_counts() if config.selection == "rare" else None
-    masker = Masker(shards.vocab_size, info["specials"], config.mask_prob, counts)
-    dev = _dev_batches(config, shards, masker)
-    use_bf16 = config.precision == "bf16" or (config.precision == "auto" and bf16_supported())
-    _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, out, world)
-    if world.main:
-        model.save_pretrained(str(out / "model"))
-        _copy_tokenizer(shards.tokenizer_dir, out / "model")
-    world.barrier()
+    return sampler, Masker(shards.vocab_size, info["specials"], config.mask_prob, counts)
 
 
-def _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, out, world: World) -> None:
+def autocast_for(config: PretrainConfig):
+    """A factory of the run's autocast context: bf16 when asked for, or on `auto` where the CPU has it."""
+    if config.precision == "bf16" or (config.precision == "auto" and bf16_supported()):
+        return lambda: torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext
+
+
+def _train(config, model, opt, state, sampler, masker, dev, distiller, shards, out, world: World) -> None:
     micro = config.batch_size // config.accumulation
-    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if use_bf16 else contextlib.nullcontext
+    autocast = autocast_for(config)
     model.train()
     started, tokens = time.time(), 0
     with progress() as bar:
@@ -101,13 +114,19 @@ def _train(config, model, opt, state, sampler, masker, dev, use_bf16, shards, ou
             for group in opt.param_groups:
                 group["lr"] = lr_at(state.step, config.lr, config.warmup, config.steps, config.schedule)
             total_loss = 0.0
-            for _ in range(config.accumulation):
+            for i in range(config.accumulation):
+                langs = distiller.row_languages(sampler, state.data_rng, micro) if distiller else None
                 batch = sampler.draw(state.data_rng, micro)  # the global micro-batch, on every rank
                 inputs, labels = masker(batch.input_ids, state.mask_gen)
                 selected = int((labels != IGNORE).sum())
                 with autocast():
-                    loss = pretraining_loss(model, _slice(batch, inputs, world), world.shard(labels), selected,
-                                            len(inputs)) / config.accumulation
+                    if distiller:  # keyed by the micro-batch's global index, for the top-k cache
+                        loss = distiller.loss(model, batch, inputs, labels, langs,
+                                              (state.step - 1) * config.accumulation + i)
+                    else:
+                        loss = pretraining_loss(model, _slice(batch, inputs, world), world.shard(labels), selected,
+                                                len(inputs))
+                    loss = loss / config.accumulation
                 loss.backward()
                 total_loss += world.sum(loss.item())
                 tokens += inputs.numel()

@@ -1,0 +1,290 @@
+"""Teacher–student distillation (Limisiewicz, Malkin & Stanovsky 2023, §3) and their balance measure.
+
+The student's loss at each masked position is the soft-label loss of their Eq. 2, KL(P_teacher ‖ P_student)
+over the vocabulary, against the frozen monolingual teacher of the row's language, optionally mixed with
+the hard-label loss: `w·hard + (1 − w)·soft`. Both distributions are softmaxes at temperature T and the KL
+is multiplied by T² (Hinton et al. 2015), so the soft gradient keeps its size when T changes; at T = 1
+(the paper's setting) the scaling is a no-op.
+
+Teachers either run beside the student (frozen, `inference_mode`, under the run's autocast: bf16 where
+the CPU has it) or are read from a top-k cache written once by `cache_teacher_topk_into`.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from mbertlab.config import content_hash
+from mbertlab.errors import ConfigError, DataError
+from mbertlab.pretrain.config import PretrainConfig
+from mbertlab.pretrain.data import IGNORE, Batch
+from mbertlab.pretrain.distributed import World
+from mbertlab.tokenizers.shards import ShardReader, dtype_for
+
+# Config keys that decide which batches and masks a run draws: a cache is valid for a student that agrees.
+DATA_KEYS = ("seed", "batch_size", "accumulation", "seq_len", "mask_prob", "selection", "alpha", "mixing",
+             "layout", "nsp", "markers", "permute", "temperature")
+
+
+# ---- losses ----------------------------------------------------------------------------------
+
+def soft_target_loss(student_logits: torch.Tensor, probs: torch.Tensor, ids: torch.Tensor | None = None,
+                     temperature: float = 1.0) -> torch.Tensor:
+    """T²·KL(q ‖ softmax(student/T)) per position [M]. `probs` [M, K] is the teacher's distribution over the
+    whole vocabulary (ids None, K = V) or over the ids [M, K] of its top K, renormalised here to sum to 1."""
+    log_p = F.log_softmax(student_logits.float() / temperature, dim=-1)  # [M, V]
+    if ids is not None:
+        log_p = log_p.gather(1, ids.long())  # [M, K]
+    q = probs.to(log_p.dtype)
+    q = q / q.sum(-1, keepdim=True)
+    return temperature ** 2 * (torch.xlogy(q, q) - q * log_p).sum(-1)
+
+
+def soft_label_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
+                    temperature: float = 1.0) -> torch.Tensor:
+    """Mean over positions of T²·KL(P_teacher ‖ P_student), P = softmax(logits / T) (their Eq. 2)."""
+    q = F.softmax(teacher_logits.to(torch.promote_types(teacher_logits.dtype, torch.float32)) / temperature, -1)
+    return soft_target_loss(student_logits, q, temperature=temperature).mean()
+
+
+def mixed_loss(hard: torch.Tensor, soft: torch.Tensor, hard_weight: float) -> torch.Tensor:
+    """`w·hard + (1 − w)·soft` (the paper's students use w = 0: soft labels only)."""
+    return hard_weight * hard + (1.0 - hard_weight) * soft
+
+
+# ---- teachers --------------------------------------------------------------------------------
+
+def resolve_teacher(path: str | Path) -> Path:
+    """A Hugging Face masked-LM directory, or a pretrain artifact holding one in model/."""
+    path = Path(path)
+    for candidate in (path / "model", path):
+        if (candidate / "config.json").is_file():
+            return candidate
+    raise ConfigError(f"teachers: {path} is neither a masked-LM directory nor a pretrain artifact with model/")
+
+
+def load_teachers(teachers: dict[str, str], shards: ShardReader) -> dict[str, torch.nn.Module]:
+    """One frozen teacher per language of the shards, each with the shards' vocabulary."""
+    from mbertlab.pretrain.model import load_model
+
+    missing = sorted(set(shards.languages) - set(teachers))
+    extra = sorted(set(teachers) - set(shards.languages))
+    if missing or extra:
+        raise ConfigError(f"teachers: need exactly the shards' languages {shards.languages} "
+                          f"(missing {missing}, not in the shards {extra})")
+    out = {}
+    for lang, path in teachers.items():
+        model = load_model(resolve_teacher(path)).eval().requires_grad_(False)
+        if model.config.vocab_size != shards.vocab_size:
+            raise ConfigError(f"teachers: {lang}'s teacher has a vocabulary of {model.config.vocab_size}, "
+                              f"the shards {shards.vocab_size}: teachers must share the student's vocabulary")
+        out[lang] = model
+    return out
+
+
+def logits_at(model, input_ids: torch.Tensor, chosen: torch.Tensor, attention_mask: torch.Tensor | None = None,
+              token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """MLM logits [M, V] at the chosen positions (bool [B, S]), M in row-major order."""
+    hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask,
+                        token_type_ids=token_type_ids).last_hidden_state  # [B, S, H]
+    return model.cls.predictions(hidden[chosen])  # [M, H] -> [M, V]
+
+
+@torch.inference_mode()
+def teacher_probs(teachers: dict[str, torch.nn.Module], langs: list[str], batch: Batch, inputs: torch.Tensor,
+                  chosen: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Each row's teacher's softmax(logits / T) [M, V] at the chosen positions; rows grouped by language."""
+    order = torch.full(chosen.shape, -1, dtype=torch.long)
+    order[chosen] = torch.arange(int(chosen.sum()))  # [B, S]: index of each chosen position in the M rows
+    out = torch.empty(int(chosen.sum()), teachers[langs[0]].config.vocab_size)
+    for lang in sorted(set(langs)):
+        rows = torch.tensor([i for i, l in enumerate(langs) if l == lang])
+        logits = logits_at(teachers[lang], inputs[rows], chosen[rows], _rows(batch.attention_mask, rows),
+                           _rows(batch.token_type_ids, rows))
+        out[order[rows][chosen[rows]]] = F.softmax(logits.float() / temperature, -1)
+    return out
+
+
+def _rows(t: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor | None:
+    return None if t is None else t[rows]
+
+
+def row_languages(sampler, rng: np.random.Generator, rows: int) -> list[str] | None:
+    """With within-batch mixing, the language of each row of the batch `sampler.draw(rng, rows)` is about to
+    draw: the sampler's first draw, replayed on a copy of the generator (`Batch` keeps only "mixed")."""
+    return sampler.row_languages(copy.deepcopy(rng), rows) if sampler.within_batch else None
+
+
+# ---- the top-k cache -------------------------------------------------------------------------
+
+def data_fingerprint(config: PretrainConfig, shards: ShardReader) -> dict:
+    return {"config": {key: getattr(config, key) for key in DATA_KEYS}, "shards": content_hash(shards.info)}
+
+
+def cache_teacher_topk_into(config: PretrainConfig, shards_dir: Path, out: Path, k: int) -> None:
+    """Run each teacher once over the micro-batches that a student with this config draws, keeping the top k
+    of softmax(teacher / T) at every masked position, so students can be trained repeatedly without teachers.
+
+    Determinism: a run's batches and masks are a pure function of its DATA_KEYS and the shards (the loop's
+    TrainState seeds the data and mask generators from `seed`; nothing else draws from them; resume restores
+    them). So the micro-batch with global index n = (step − 1)·accumulation + i of every student that agrees
+    on those keys is the n-th one replayed here, and the cache is keyed by n. A student checks the fingerprint
+    and, at every micro-batch, the gold ids of its masked positions against the stored ones.
+
+    Files in `out`: meta.json; offsets.npy [n_micro + 1] (rows of micro-batch n are offsets[n]:offsets[n+1],
+    its masked positions in row-major order); ids.bin [N, k] (uint16, or uint32 for vocabularies over 65536);
+    probs.bin [N, k] float16 (not renormalised: their sum is the teacher's mass in its top k); labels.bin [N]
+    int32 (gold ids).
+    """
+    from mbertlab.pretrain.loop import TrainState, autocast_for, training_data
+
+    shards = ShardReader(shards_dir)
+    if not 1 <= k <= shards.vocab_size:
+        raise ConfigError(f"teacher cache: k must be in 1..{shards.vocab_size} (the vocabulary), got {k}")
+    sampler, masker = training_data(config, shards)
+    teachers, state, autocast = load_teachers(config.teachers, shards), TrainState(config), autocast_for(config)
+    micro, offsets, id_dtype = config.batch_size // config.accumulation, [0], dtype_for(shards.vocab_size)
+    out = Path(out)
+    with (out / "ids.bin").open("wb") as ids, (out / "probs.bin").open("wb") as probs, \
+            (out / "labels.bin").open("wb") as gold:
+        for _ in range(config.steps * config.accumulation):
+            langs = row_languages(sampler, state.data_rng, micro)
+            batch = sampler.draw(state.data_rng, micro)
+            inputs, labels = masker(batch.input_ids, state.mask_gen)
+            chosen = labels != IGNORE
+            with autocast():
+                q = teacher_probs(teachers, langs or [batch.lang] * micro, batch, inputs, chosen, config.temperature)
+            top = q.topk(k, dim=-1)  # [M, k], most probable first
+            ids.write(top.indices.numpy().astype(id_dtype).tobytes())
+            probs.write(top.values.numpy().astype(np.float16).tobytes())
+            gold.write(labels[chosen].numpy().astype(np.int32).tobytes())
+            offsets.append(offsets[-1] + len(q))
+    np.save(out / "offsets.npy", np.asarray(offsets, dtype=np.int64))
+    meta = {"k": k, "vocab_size": shards.vocab_size, "ids_dtype": id_dtype.name, "micro_batches": len(offsets) - 1,
+            "teachers": dict(config.teachers), "data": data_fingerprint(config, shards)}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
+class TopkCache:
+    """Read side of `cache_teacher_topk_into` (memory-mapped)."""
+
+    def __init__(self, path: str | Path, config: PretrainConfig, shards: ShardReader):
+        self.path = Path(path)
+        if not (self.path / "meta.json").is_file():
+            raise ConfigError(f"teacher_cache: {self.path} has no meta.json (not a cache_teacher_topk_into output)")
+        meta = json.loads((self.path / "meta.json").read_text(encoding="utf-8"))
+        wanted = json.loads(json.dumps(data_fingerprint(config, shards)))  # tuples -> lists, as stored
+        if meta["data"] != wanted:
+            raise ConfigError(f"teacher_cache: {self.path} was built for other data or settings "
+                              f"({meta['data']}); this run has {wanted}")
+        if config.teachers and config.teachers != meta["teachers"]:
+            raise ConfigError(f"teacher_cache: {self.path} holds teachers {meta['teachers']}, not {config.teachers}")
+        if meta["micro_batches"] < config.steps * config.accumulation:
+            raise ConfigError(f"teacher_cache: {self.path} covers {meta['micro_batches']} micro-batches, "
+                              f"the run needs {config.steps * config.accumulation}")
+        self.offsets = np.load(self.path / "offsets.npy")
+        n, k = int(self.offsets[-1]), meta["k"]
+        self.ids = np.memmap(self.path / "ids.bin", dtype=meta["ids_dtype"], mode="r", shape=(n, k))
+        self.probs = np.memmap(self.path / "probs.bin", dtype=np.float16, mode="r", shape=(n, k))
+        self.labels = np.memmap(self.path / "labels.bin", dtype=np.int32, mode="r", shape=(n,))
+
+    def targets(self, index: int, gold: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids [M, k], probs [M, k]) of micro-batch `index`, after checking its gold ids [M]."""
+        a, b = int(self.offsets[index]), int(self.offsets[index + 1])
+        if not np.array_equal(self.labels[a:b], gold.numpy()):
+            raise DataError(self.path / "labels.bin", None, f"micro-batch {index}: masked positions differ from "
+                            "this run's (the cache was built for other batches)")
+        return torch.from_numpy(self.ids[a:b].astype(np.int64)), torch.from_numpy(self.probs[a:b].astype(np.float32))
+
+
+# ---- the objective in the loop ---------------------------------------------------------------
+
+class Distiller:
+    """The distillation objective for `pretrain_into`: live teachers or a top-k cache, one rank's slice."""
+
+    def __init__(self, temperature: float, hard_weight: float, world: World,
+                 teachers: dict[str, torch.nn.Module] | None = None, cache: TopkCache | None = None):
+        self.temperature, self.hard_weight, self.world = temperature, hard_weight, world
+        self.teachers, self.cache = teachers, cache
+
+    @classmethod
+    def from_config(cls, config: PretrainConfig, shards: ShardReader, world: World) -> Distiller:
+        if config.nsp:
+            raise ConfigError("pretrain: objective distill does not combine with nsp (the teachers predict tokens)")
+        if config.teacher_cache:
+            return cls(config.temperature, config.hard_weight, world, cache=TopkCache(config.teacher_cache,
+                                                                                       config, shards))
+        return cls(config.temperature, config.hard_weight, world, teachers=load_teachers(config.teachers, shards))
+
+    def row_languages(self, sampler, rng: np.random.Generator, rows: int) -> list[str] | None:
+        return None if self.cache else row_languages(sampler, rng, rows)
+
+    def loss(self, model, batch: Batch, inputs: torch.Tensor, labels: torch.Tensor, langs: list[str] | None,
+             index: int) -> torch.Tensor:
+        """This rank's share of the global micro-batch's loss: sums over its masked positions divided by the
+        global number of masked positions (as `pretraining_loss`). `index` is the micro-batch's global index."""
+        chosen = labels != IGNORE  # [B, S] over the global micro-batch
+        rows = self.world.shard(torch.arange(len(inputs)))
+        mine = chosen[rows]
+        mask, types = _rows(batch.attention_mask, rows), _rows(batch.token_type_ids, rows)
+        student = logits_at(model, inputs[rows], mine, mask, types)
+        if self.cache is not None:
+            ids, probs = self.cache.targets(index, labels[chosen])
+            start = int(chosen[: int(rows[0])].sum()) if len(rows) else 0
+            soft = soft_target_loss(student, probs[start:start + len(student)], ids[start:start + len(student)],
+                                    self.temperature)
+        else:
+            own = [langs[int(r)] for r in rows] if langs else [batch.lang] * len(rows)
+            sliced = Batch(inputs[rows], batch.lang, types, mask)
+            q = teacher_probs(self.teachers, own, sliced, inputs[rows], mine, self.temperature)
+            soft = soft_target_loss(student, q, temperature=self.temperature)
+        hard = F.cross_entropy(student.float(), labels[rows][mine], reduction="sum")
+        return mixed_loss(hard, soft.sum(), self.hard_weight) / int(chosen.sum())
+
+
+# ---- their balance measure, Eq. 3 ------------------------------------------------------------
+
+@dataclass
+class Balance:
+    """D(M, L): MRR of the model minus MRR of the language's teacher, per language and averaged per group."""
+
+    per_language: dict[str, float]
+    groups: dict[str, float]  # each named group, and "all"
+
+
+def balance_score(mrr_model: dict[str, float], mrr_teacher: dict[str, float],
+                  groups: dict[str, list[str]]) -> Balance:
+    """Eq. 3 over the languages of `mrr_model` ("all") and over each group (e.g. low, high resource)."""
+    missing = sorted(set(mrr_model) - set(mrr_teacher))
+    unknown = sorted({l for langs in groups.values() for l in langs} - set(mrr_model))
+    if missing or unknown:
+        raise ConfigError(f"balance: no teacher MRR for {missing}; groups name languages without a model MRR "
+                          f"{unknown}")
+    diff = {lang: mrr_model[lang] - mrr_teacher[lang] for lang in mrr_model}
+    means = {name: float(np.mean([diff[l] for l in langs])) for name, langs in groups.items() if langs}
+    return Balance(diff, {**means, "all": float(np.mean(list(diff.values())))})
+
+
+def final_mrr(path: str | Path) -> dict[str, float]:
+    """Dev MLM MRR per language at the last evaluated step of a pretrain artifact (or its metrics.jsonl)."""
+    path = Path(path)
+    metrics = path / "metrics.jsonl" if path.is_dir() else path
+    if not metrics.is_file():
+        raise DataError(metrics, None, "no metrics.jsonl (expected a pretrain artifact)")
+    rows = []
+    for n, line in enumerate(metrics.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            row = json.loads(line)
+            rows.append((int(row["step"]), str(row["lang"]), float(row["mrr"])))
+        except (ValueError, KeyError, TypeError):
+            raise DataError(metrics, n, "expected a JSON object with step, lang and mrr") from None
+    if not rows:
+        raise DataError(metrics, None, "no evaluation rows")
+    last = max(step for step, _, _ in rows)
+    return {lang: mrr for step, lang, mrr in rows if step == last}
