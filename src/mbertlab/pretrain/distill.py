@@ -34,11 +34,16 @@ DATA_KEYS = ("seed", "batch_size", "accumulation", "seq_len", "mask_prob", "sele
 
 # ---- losses ----------------------------------------------------------------------------------
 
+def _at_least_fp32(t: torch.Tensor) -> torch.Tensor:
+    """bf16 logits are compared in fp32; fp64 stays fp64 (gradcheck)."""
+    return t.to(torch.promote_types(t.dtype, torch.float32))
+
+
 def soft_target_loss(student_logits: torch.Tensor, probs: torch.Tensor, ids: torch.Tensor | None = None,
                      temperature: float = 1.0) -> torch.Tensor:
     """T²·KL(q ‖ softmax(student/T)) per position [M]. `probs` [M, K] is the teacher's distribution over the
     whole vocabulary (ids None, K = V) or over the ids [M, K] of its top K, renormalised here to sum to 1."""
-    log_p = F.log_softmax(student_logits.float() / temperature, dim=-1)  # [M, V]
+    log_p = F.log_softmax(_at_least_fp32(student_logits) / temperature, dim=-1)  # [M, V]
     if ids is not None:
         log_p = log_p.gather(1, ids.long())  # [M, K]
     q = probs.to(log_p.dtype)
@@ -49,7 +54,7 @@ def soft_target_loss(student_logits: torch.Tensor, probs: torch.Tensor, ids: tor
 def soft_label_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
                     temperature: float = 1.0) -> torch.Tensor:
     """Mean over positions of T²·KL(P_teacher ‖ P_student), P = softmax(logits / T) (their Eq. 2)."""
-    q = F.softmax(teacher_logits.to(torch.promote_types(teacher_logits.dtype, torch.float32)) / temperature, -1)
+    q = F.softmax(_at_least_fp32(teacher_logits) / temperature, -1)
     return soft_target_loss(student_logits, q, temperature=temperature).mean()
 
 
