@@ -27,6 +27,7 @@ from mbertlab.pretrain.distill import (
     cache_teacher_topk_into,
     final_mrr,
     soft_label_loss,
+    teacher_dev_mrr,
     topk_soft_label_loss,
 )
 from mbertlab.pretrain.distributed import World
@@ -282,6 +283,16 @@ def test_balance_score_and_final_mrr(tmp_path):
     (tmp_path / "metrics.jsonl").write_text('{"step": 1}\n')
     with pytest.raises(DataError, match=":1: expected"):
         final_mrr(tmp_path)
+
+
+def test_teachers_are_scored_on_the_students_dev_batches(pair_shards, teachers):
+    """A model scored as everyone's teacher on its own run's dev batches gets the MRR its run logged."""
+    own = Path(teachers["src"])
+    config = PretrainConfig.model_validate({**TINY, "seed": 3, "objective": "distill",
+                                            "teachers": {"src": str(own), "fake": str(own)}})
+    scored = teacher_dev_mrr(config, pair_shards)
+    assert scored == final_mrr(own)
+    assert balance_score(final_mrr(own), scored, {"low": ["fake"]}).groups == {"low": 0.0, "all": 0.0}
 
 
 def test_configs_without_distillation_keys_keep_their_hash():

@@ -263,6 +263,8 @@ class Distiller:
             sliced = Batch(inputs[rows], batch.lang, types, mask)
             teacher = teacher_logits(self.teachers, own, sliced, inputs[rows], mine)
             soft = soft_label_loss(student, teacher, self.temperature, "sum")
+        if not self.hard_weight:  # soft labels only (the paper's students): no cross-entropy to compute
+            return soft / int(chosen.sum())
         hard = F.cross_entropy(student.float(), labels[rows][mine], reduction="sum")
         return mixed_loss(hard, soft, self.hard_weight) / int(chosen.sum())
 
@@ -288,6 +290,18 @@ def balance_score(mrr_model: dict[str, float], mrr_teacher: dict[str, float],
     diff = {lang: mrr_model[lang] - mrr_teacher[lang] for lang in mrr_model}
     means = {name: float(np.mean([diff[l] for l in langs])) for name, langs in groups.items() if langs}
     return Balance(diff, {**means, "all": float(np.mean(list(diff.values())))})
+
+
+def teacher_dev_mrr(config: PretrainConfig, shards_dir: Path) -> dict[str, float]:
+    """MRR of each language's teacher (`config.teachers`) on the student's own dev batches of that language,
+    the windows and masks behind the student's metrics.jsonl, so Eq. 3 compares like with like (a teacher's
+    own metrics.jsonl scores other dev windows: they are drawn per shards, languages in turn)."""
+    from mbertlab.pretrain.loop import autocast_for, dev_batches, dev_scores, training_data
+
+    shards = ShardReader(shards_dir)
+    dev = dev_batches(config, shards, training_data(config, shards)[1])
+    teachers = load_teachers(config.teachers, shards)
+    return {lang: dev_scores(teachers[lang], dev[lang], autocast_for(config))[1] for lang in shards.languages}
 
 
 def final_mrr(path: str | Path) -> dict[str, float]:

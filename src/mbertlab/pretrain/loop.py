@@ -72,7 +72,7 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
     sampler, masker = training_data(config, shards)
     if config.compile:
         model.bert.compile()  # in place: parameter names, and so checkpoints, stay the same
-    dev = _dev_batches(config, shards, masker)
+    dev = dev_batches(config, shards, masker)
     distiller = Distiller.from_config(config, shards, world) if config.objective == "distill" else None
     _train(config, model, opt, state, sampler, masker, dev, distiller, shards, out, world)
     if world.main:
@@ -163,7 +163,7 @@ def _marker_ids(shards: ShardReader) -> dict[str, int]:
     return ids
 
 
-def _dev_batches(config: PretrainConfig, shards: ShardReader, masker: Masker) -> dict[str, list]:
+def dev_batches(config: PretrainConfig, shards: ShardReader, masker: Masker) -> dict[str, list]:
     """Fixed dev windows and masks per language, so scores are comparable across checkpoints."""
     rng = np.random.default_rng([config.seed, 99])
     gen = torch.Generator().manual_seed(config.seed + 99)
@@ -181,21 +181,26 @@ def _dev_batches(config: PretrainConfig, shards: ShardReader, masker: Masker) ->
 
 
 @torch.inference_mode()
+def dev_scores(model, batches: list, autocast) -> tuple[float, float]:
+    """Dev MLM loss (nats per masked token) and mean reciprocal rank of the gold token over fixed batches."""
+    losses, rr = [], []
+    for inputs, labels in batches:
+        with autocast():
+            logits, gold = masked_logits(model, inputs, labels)
+        logits = logits.float()
+        losses.append(torch.nn.functional.cross_entropy(logits, gold, reduction="sum").item())
+        gold_logit = logits.gather(1, gold[:, None])
+        rr += (1.0 / ((logits > gold_logit).sum(1) + 1).double()).tolist()
+    return sum(losses) / max(1, len(rr)), float(np.mean(rr))
+
+
 def _evaluate(model, dev, step: int, out: Path, autocast) -> None:
     """Dev MLM loss, perplexity and mean reciprocal rank of the gold token, per language."""
     model.eval()
     with (out / "metrics.jsonl").open("a", encoding="utf-8") as f:
         for lang, batches in dev.items():
-            losses, rr = [], []
-            for inputs, labels in batches:
-                with autocast():
-                    logits, gold = masked_logits(model, inputs, labels)
-                logits = logits.float()
-                losses.append(torch.nn.functional.cross_entropy(logits, gold, reduction="sum").item())
-                gold_logit = logits.gather(1, gold[:, None])
-                rr += (1.0 / ((logits > gold_logit).sum(1) + 1).double()).tolist()
-            loss = sum(losses) / max(1, len(rr))
-            row = {"step": step, "lang": lang, "loss": loss, "ppl": math.exp(min(loss, 50)), "mrr": float(np.mean(rr))}
+            loss, mrr = dev_scores(model, batches, autocast)
+            row = {"step": step, "lang": lang, "loss": loss, "ppl": math.exp(min(loss, 50)), "mrr": mrr}
             f.write(json.dumps(row) + "\n")
             log.info("step %d %s dev loss %.3f mrr %.3f", step, lang, loss, row["mrr"])
     model.train()
