@@ -59,8 +59,14 @@ def test_sliding_windows_predict_every_subword_once(tmp_path):
     tok = tiny_tokenizer(["ab", "cd", "e"], tmp_path)
     words = [["ab", "abcd", "e", "cdcdcd"][i % 4] for i in range(90)]  # 1, 2, 1, 3 subwords
     labels = list(range(90))
-    windows = windows_for(tok, words, labels, 0, max_length=32, stride=8)
-    assert len(windows) > 3 and all(len(w.input_ids) <= 32 for w in windows)
+    for max_length, stride in [(32, 8), (12, 64)]:  # a stride wider than the window must not stall
+        check_windows(windows_for(tok, words, labels, 0, max_length=max_length, stride=stride), labels, max_length)
+    batch = collate(windows_for(tok, words, labels, 0, max_length=32, stride=8), tok.pad_token_id)
+    assert batch["input_ids"].shape[0] > 3
+
+
+def check_windows(windows, labels, max_length):
+    assert len(windows) > 3 and all(len(w.input_ids) <= max_length for w in windows)
     predicted = [w for win in windows for w in win.words if w >= 0]
     assert sorted(predicted) == list(range(90))  # every word (its first subword) exactly once
     for win in windows:
@@ -68,8 +74,6 @@ def test_sliding_windows_predict_every_subword_once(tmp_path):
             assert (word >= 0) == (win.labels[pos] != IGNORE)
             if word >= 0:
                 assert win.labels[pos] == labels[word]
-    batch = collate(windows, tok.pad_token_id)
-    assert batch["input_ids"].shape[0] == len(windows)
 
 
 def test_freeze_bottom_layers_only():

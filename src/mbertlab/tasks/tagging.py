@@ -35,8 +35,8 @@ def windows_for(tokenizer, words: list[str], label_ids: list[int], sentence: int
         flat += ids
     body = max_length - 2
     out, start = [], 0
-    while True:
-        context = 0 if start == 0 else min(stride, start)
+    while True:  # left context never exceeds half a window, so every window predicts something new
+        context = 0 if start == 0 else min(stride, start, body // 2)
         lo, hi = start - context, min(len(flat), start + body - context)
         ids = [tokenizer.cls_token_id] + flat[lo:hi] + [tokenizer.sep_token_id]
         labels, word_of = [IGNORE], [-1]
