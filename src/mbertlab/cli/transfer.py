@@ -1,4 +1,5 @@
-"""CLI: transfer (fine-tune and evaluate across languages) and score (re-score any prediction file)."""
+"""CLI: transfer (train on sources, evaluate every listed file; optionally the full language matrix),
+finetune / evaluate (single runs with a saved model), score (re-score any prediction file), langid."""
 from __future__ import annotations
 
 import json
@@ -9,19 +10,24 @@ import typer
 
 from mbertlab.cli.common import state
 
+FORMATS = {"upos": "conllu", "parse": "conllu", "ner": "ner", "xnli": "xnli", "mldoc": "mldoc"}
+
 
 def register(app: typer.Typer) -> None:
     app.command("transfer")(transfer)
+    app.command("finetune")(finetune)
+    app.command("evaluate")(evaluate)
     app.command("score")(score)
+    app.command("langid")(langid)
 
 
-def transfer(
-    ctx: typer.Context,
-    config: Path = typer.Argument(..., help="A TransferConfig YAML (task, mode, train file, evaluation files)."),
-    encoder: Optional[Path] = typer.Option(None, help="A pretrain artifact, or any Hugging Face encoder directory."),
-    set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set lr=3e-5 --set seed=1."),
-) -> None:
-    """Train on the source language, evaluate every listed language; scores go to results.db."""
+def _encoder(store, encoder: Optional[Path]):
+    """A pretrain artifact directory, or any Hugging Face encoder directory."""
+    is_artifact = encoder is not None and (encoder / "meta.json").is_file() and (encoder / "model").is_dir()
+    return (store.open(encoder, "pretrain"), None) if is_artifact else (None, encoder)
+
+
+def _run(ctx: typer.Context, config_path: Path, encoder: Optional[Path], overrides: list[str], **forced):
     from mbertlab.config import load_config
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
@@ -30,30 +36,123 @@ def transfer(
 
     workdir = state(ctx).workdir
     store = ArtifactStore(workdir)
-    cfg = load_config(TransferConfig, config, set_)
-    artifact_dir = encoder is not None and (encoder / "meta.json").is_file() and (encoder / "model").is_dir()
-    pretrained = store.open(encoder, "pretrain") if artifact_dir else None
-    result = run_transfer(cfg, store, open_results(workdir), encoder=pretrained,
-                          encoder_dir=None if pretrained else encoder)
-    typer.echo((result.path / "scores.json").read_text().strip())
+    cfg = load_config(TransferConfig, config_path, overrides)
+    cfg = cfg.model_copy(update=forced) if forced else cfg
+    artifact, directory = _encoder(store, encoder)
+    return cfg, lambda c: run_transfer(c, store, open_results(workdir), encoder=artifact, encoder_dir=directory)
+
+
+def transfer(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="A TransferConfig YAML (task, mode, train files, evaluation files)."),
+    encoder: Optional[Path] = typer.Option(None, help="A pretrain artifact, or any Hugging Face encoder directory."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set lr=[3e-5] --set seed=1."),
+    matrix: bool = typer.Option(False, help="One run per train file (each language as the only source), "
+                                "every run scored on every evaluation file: the language x language matrix."),
+) -> None:
+    """Train on the source language(s), evaluate every listed file; scores go to results.db."""
+    cfg, run = _run(ctx, config, encoder, set_)
+    runs = [cfg.model_copy(update={"train": [f]}) for f in cfg.train] if matrix else [cfg]
+    table, paths = {}, {}
+    for c in runs:
+        source = "+".join(c.source_langs)
+        paths[source] = run(c).path
+        table[source] = json.loads((paths[source] / "scores.json").read_text())["selected"]["scores"]
+    _print_table(table, cfg.task)
+    for source, path in paths.items():  # the artifact last, as every stage command does
+        typer.echo(f"{source} -> {path}" if matrix else str(path))
+
+
+def _print_table(table: dict[str, dict[str, dict[str, float]]], task: str) -> None:
+    from mbertlab.transfer.config import MAIN_METRIC
+
+    metric = MAIN_METRIC[task]
+    columns = sorted({k for scores in table.values() for k in scores})
+    typer.echo(f"{metric}: train \\ eval  " + "  ".join(f"{c:>10}" for c in columns))
+    for source, scores in table.items():
+        cells = [f"{100 * scores[c][metric]:10.1f}" if c in scores else f"{'':>10}" for c in columns]
+        typer.echo(f"{source:>20}  " + "  ".join(cells))
+
+
+def finetune(
+    ctx: typer.Context,
+    config: Path = typer.Argument(..., help="A TransferConfig YAML."),
+    encoder: Optional[Path] = typer.Option(None, help="A pretrain artifact, or any Hugging Face encoder directory."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key."),
+) -> None:
+    """One fine-tuning run that keeps the selected model (for `mbertlab evaluate`); prints its directory."""
+    cfg, run = _run(ctx, config, encoder, set_, save_model=True)
+    result = run(cfg)
+    typer.echo(json.dumps(json.loads((result.path / "scores.json").read_text())["selected"]["scores"], indent=1))
     typer.echo(str(result.path))
 
 
+def evaluate(
+    run_dir: Path = typer.Argument(..., help="A transfer artifact made by `mbertlab finetune`."),
+    gold: Path = typer.Argument(..., help="A file of the run's task (CoNLL-U, NER columns, XNLI or MLDoc TSV)."),
+    lang: str = typer.Option("", help="Its language (names the prediction file)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="conllu, ner, udpos, xnli or mldoc (default: by task)."),
+    out: Path = typer.Option(Path("."), help="Folder for the prediction file."),
+) -> None:
+    """Predict a file with a saved model; writes predictions in the file's format and prints metrics as JSON."""
+    from mbertlab.transfer.config import DataFile, TransferConfig
+    from mbertlab.transfer.evaluate import evaluate_file
+
+    task = TransferConfig.model_validate_json((run_dir / "config.json").read_text()).task
+    file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or _format(task, gold))
+    metrics, path = evaluate_file(run_dir, file, out)
+    typer.echo(json.dumps(metrics, indent=1))
+    typer.echo(str(path))
+
+
+def _format(task: str, path: Path) -> str:
+    if task == "upos" and path.suffix == ".tsv":
+        return "udpos"
+    return FORMATS.get(task, "conllu")
+
+
 def score(
-    task: str = typer.Argument(..., help="upos or ner."),
-    gold: Path = typer.Argument(..., help="Gold file (CoNLL-U or XTREME TSV for UPOS; column file for NER)."),
+    task: str = typer.Argument(..., help="upos, ner, parse, xnli or mldoc."),
+    gold: Path = typer.Argument(..., help="Gold file (CoNLL-U or XTREME TSV for UPOS; column file for NER; "
+                                "CoNLL-U for parse; TSV for xnli/mldoc)."),
     pred: Path = typer.Argument(..., help="Predictions in the same format."),
 ) -> None:
     """Re-score a prediction file against gold with the code that scores runs; prints JSON."""
-    from mbertlab.errors import DataError
+    from mbertlab.errors import ConfigError
     from mbertlab.transfer.config import DataFile
-    from mbertlab.transfer.tagging import load_tagged, metrics_for
+    from mbertlab.transfer.evaluate import score_files
 
-    def fmt(path: Path) -> str:
-        return "conllu" if path.suffix == ".conllu" else "udpos" if task == "upos" else "ner"
+    if task not in FORMATS:
+        raise ConfigError(f"unknown task {task!r}; expected one of {', '.join(FORMATS)}")
+    files = [DataFile(lang="", path=str(p), format=_format(task, p)) for p in (gold, pred)]
+    typer.echo(json.dumps(score_files(task, *files), indent=1))
 
-    g = load_tagged(DataFile(lang="", path=str(gold), format=fmt(gold)), task, None)
-    p = load_tagged(DataFile(lang="", path=str(pred), format=fmt(pred)), task, None)
-    if [s.tokens for s in g] != [s.tokens for s in p]:
-        raise DataError(pred, None, f"expected the same sentences and tokens as {gold}")
-    typer.echo(json.dumps(metrics_for(task, [s.tags for s in g], [s.tags for s in p]), indent=1))
+
+def langid(
+    ctx: typer.Context,
+    encoder: Path = typer.Option(..., help="A pretrain artifact, or any Hugging Face encoder directory."),
+    text: List[str] = typer.Option(..., help="LANG=PATH of a plain-text file (one sentence per line); repeat."),
+    sentences: int = typer.Option(1000, help="Sentences per language."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Language-ID accuracy of a linear probe on every layer of a frozen encoder (Wu & Dredze 2019)."""
+    from mbertlab.errors import ConfigError
+    from mbertlab.store.artifacts import ArtifactStore, external
+    from mbertlab.store.results import open_results
+    from mbertlab.transfer.langid import LangFile, LangIdConfig, run_langid_into
+
+    if any("=" not in t for t in text):
+        raise ConfigError("--text expects LANG=PATH")
+    config = LangIdConfig(files=[LangFile(lang=t.split("=", 1)[0], path=t.split("=", 1)[1]) for t in text],
+                          sentences=sentences, seed=seed)
+    workdir = state(ctx).workdir
+    store = ArtifactStore(workdir)
+    artifact, directory = _encoder(store, encoder)
+    source = artifact or external(directory)
+    directory = artifact.path / "model" if artifact is not None else directory
+    results = open_results(workdir)
+    built = store.build("langid", config, lambda out: run_langid_into(config, directory, out, results,
+                                                                       str(encoder)), [source])
+    scores = json.loads((built.path / "scores.json").read_text())["accuracy_by_layer"]
+    for layer, value in enumerate(scores):
+        typer.echo(f"layer {layer:2d}  accuracy {100 * value:5.1f}")

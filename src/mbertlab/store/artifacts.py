@@ -58,6 +58,18 @@ def final_path(build_dir: Path) -> Path:
     return build_dir.parent / build_dir.name.removeprefix(".partial-")
 
 
+def external(directory: str | Path) -> Artifact:
+    """A directory made outside the store (e.g. a downloaded Hugging Face encoder) as an input: its hash
+    fingerprints the resolved path and every file's name, size and modification time, so a run on another
+    encoder (or a changed one) is a different artifact."""
+    root = Path(directory).resolve()
+    if not root.is_dir():
+        raise ArtifactError(f"{directory}: no such directory")
+    files = sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime_ns)
+                   for p in root.rglob("*") if p.is_file())
+    return Artifact("external", content_hash({"path": str(root), "files": files}), root)
+
+
 def environment_info() -> dict[str, Any]:
     """Versions and host recorded in every artifact's meta.json (no heavy imports)."""
     versions = {"mbertlab": __version__, "python": platform.python_version()}

@@ -16,7 +16,7 @@ from mbertlab.store.results import ResultRow, ResultsDB
 def retrieval_into(config, encoder: Artifact, data_root: Path, text_root: Path, out: Path, results: ResultsDB,
                    study: str = "") -> None:
     """Lexicon from `data_root/config.lexicon`; each language's text at `text_root/config.text_files`."""
-    from mbertlab.transfer.tagging import load_encoder
+    from mbertlab.transfer.encoder import load_encoder
 
     setup_torch()
     seed_everything(config.seed)

@@ -39,10 +39,10 @@ class TaskModel(nn.Module):
 class TaskAdapter:
     """Base of the task families. Items are encoded examples; `length` drives length-bucketed batches."""
 
-    def __init__(self, config: TransferConfig):
-        self.config = config
-        self.task = config.task
-        self.main_metric = MAIN_METRIC[config.task]
+    def __init__(self, task: str, config: TransferConfig | None = None):
+        self.config = config  # None when only reading and scoring files
+        self.task = task
+        self.main_metric = MAIN_METRIC[task]
 
     def read(self, file: DataFile, root: Path | None) -> Iterable:
         raise NotImplementedError
@@ -80,6 +80,14 @@ class TaskAdapter:
     def majority(self, train: list, records: list) -> list:
         raise NotImplementedError
 
+    def as_prediction(self, record):
+        """What a record read back from a prediction file predicts (tags, a tree, a label)."""
+        raise NotImplementedError
+
+    def words(self, record) -> list[str] | None:
+        """The words scoring aligns gold and prediction on (None for sentence-level tasks)."""
+        return None
+
     def write(self, file: DataFile, records: list, predictions: list, folder: Path, root: Path | None) -> Path:
         raise NotImplementedError
 
@@ -110,15 +118,11 @@ def train_batches(adapter: TaskAdapter, items: list, batch_size: int, gen: torch
     return [batches[i] for i in perm]
 
 
-def adapter_for(config: TransferConfig) -> TaskAdapter:
-    if config.task in ("upos", "ner"):
-        from mbertlab.transfer.tagging import TaggingAdapter
-
-        return TaggingAdapter(config)
-    if config.task == "parse":
-        from mbertlab.transfer.parsing import ParsingAdapter
-
-        return ParsingAdapter(config)
-    from mbertlab.transfer.classification import ClassificationAdapter
-
-    return ClassificationAdapter(config)
+def adapter_for(task: str, config: TransferConfig | None = None) -> TaskAdapter:
+    if task in ("upos", "ner"):
+        from mbertlab.transfer.tagging import TaggingAdapter as cls
+    elif task == "parse":
+        from mbertlab.transfer.parsing import ParsingAdapter as cls
+    else:
+        from mbertlab.transfer.classification import ClassificationAdapter as cls
+    return cls(task, config)

@@ -72,6 +72,9 @@ class ClassificationAdapter(TaskAdapter):
         label = Counter(p.label for p in train).most_common(1)[0][0]
         return [label] * len(records)
 
+    def as_prediction(self, record):
+        return record.label
+
     def write(self, file, records, predictions, folder, root):
         """The input's format with predicted labels: `premise<TAB>hypothesis<TAB>label` or `label<TAB>text`."""
         path = folder / f"{self.task}.{file.lang}.{file.split}.tsv"

@@ -115,6 +115,12 @@ class ParsingAdapter(TaskAdapter):
             return [(list(range(len(s))), [rel] * len(s)) for s in records]
         return [(list(range(2, len(s) + 1)) + [0], [rel] * len(s)) for s in records]
 
+    def as_prediction(self, record):
+        return record.heads, [strip_subtype(r) for r in record.deprels]
+
+    def words(self, record):
+        return record.forms
+
     def write(self, file, records, predictions, folder, root):
         path = folder / f"parse.{file.lang}.{file.split}.conllu"
         write_conllu([replace(s, heads=list(h), deprels=list(r)) for s, (h, r) in zip(records, predictions)], path)

@@ -2,8 +2,9 @@
 the model chosen on the source dev set (zero-shot protocol), the target-dev "oracle" choice recorded too.
 
 Rows in results.db: every metric of every file at the selected point; `test_lang="avg"` averages the
-targets (languages other than the sources) per split; `oracle_<metric>` is a target's test score at the
-point its own dev set prefers. `history.jsonl` keeps every evaluation of every grid point.
+targets (languages other than the sources) per split when there are two or more; `oracle_<metric>` is a
+target's test score at the point its own dev set prefers. `history.jsonl` keeps every evaluation of every
+grid point.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from mbertlab.errors import ConfigError
 from mbertlab.runtime import seed_everything, setup_torch
-from mbertlab.store.artifacts import Artifact, ArtifactStore, final_path
+from mbertlab.store.artifacts import Artifact, ArtifactStore, external, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.transfer.adapter import TaskAdapter, TaskModel, adapter_for, read_records
 from mbertlab.transfer.config import DataFile, TransferConfig
@@ -52,7 +53,8 @@ def run_transfer(config: TransferConfig, store: ArtifactStore, results: ResultsD
     """Build the transfer artifact. The encoder is a pretrain artifact (its `model/`) or any HF directory;
     relative data paths in the config resolve against the `data` artifact (e.g. generated languages)."""
     directory = encoder.path / "model" if encoder is not None else encoder_dir
-    inputs = [a for a in (encoder, data) if a is not None]
+    outside = external(encoder_dir) if encoder is None and encoder_dir is not None else None
+    inputs = [a for a in (encoder, outside, data) if a is not None]
     name = f"{encoder.stage}/{encoder.hash}" if encoder is not None else str(directory or "")
     root = data.path if data is not None else None
     return store.build("transfer", config,
@@ -63,7 +65,7 @@ def run_transfer(config: TransferConfig, store: ArtifactStore, results: ResultsD
 def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Path, results: ResultsDB,
                       model_name: str, data_root: Path | None = None, study: str = "") -> None:
     setup_torch()
-    adapter = adapter_for(config)
+    adapter = adapter_for(config.task, config)
     train = [r for f in config.train for r in read_records(adapter, f, config.max_train_sentences, data_root)]
     evals = [(f, read_records(adapter, f, config.max_eval_sentences, data_root)) for f in config.evaluate]
     adapter.fit_labels(train)
@@ -161,7 +163,7 @@ def _rows(config, adapter, history: list[Point], chosen: Selection, source_dev, 
         rows += [row(m, v, lang, split) for m, v in metrics.items()]
     for split in sorted({f.split for f in config.evaluate}):
         targets = [key(f) for f in config.evaluate if f.split == split and f.lang not in config.source_langs]
-        if targets:
+        if len(targets) > 1:
             for metric in point.scores[targets[0]]:
                 rows.append(row(metric, np.mean([point.scores[t][metric] for t in targets]), "avg", split))
     return rows + _oracle_rows(config, adapter, history, row)

@@ -90,6 +90,12 @@ class TaggingAdapter(TaskAdapter):
         tag = Counter(t for s in train for t in s.tags).most_common(1)[0][0]
         return [[tag] * len(s.tokens) for s in records]
 
+    def as_prediction(self, record):
+        return record.tags
+
+    def words(self, record):
+        return record.tokens
+
     def write(self, file, records, predictions, folder, root):
         """CoNLL-U with predicted UPOS (everything else as in the input), XTREME TSV, or NER columns."""
         from mbertlab.formats.ner_columns import write_ner

@@ -1,0 +1,175 @@
+"""Every task family end to end on the tiny world: parsing, tagging with grid selection, XNLI across
+languages, MLDoc, language ID. Scores are checked against independent re-scoring of the written files."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbertlab.errors import DataError
+from mbertlab.formats.conllu import read_conllu
+from mbertlab.store.results import ResultsDB
+from mbertlab.transfer.config import DataFile, TransferConfig
+from mbertlab.transfer.evaluate import score_files
+from mbertlab.transfer.run import run_transfer_into
+
+PARSE = {"arc_mlp": 64, "label_mlp": 32, "lr": 1e-3, "epochs": 2}
+
+
+def ud(lang: str, split: str) -> DataFile:
+    return DataFile(lang=lang, split=split, path=f"{lang}/ud/{split}.conllu", format="conllu")
+
+
+def run(tmp_path: Path, tiny, name: str, **keys) -> tuple[Path, ResultsDB]:
+    out = tmp_path / name
+    out.mkdir()
+    results = ResultsDB(tmp_path / "results.db")
+    run_transfer_into(TransferConfig(**keys), tiny.encoder, out, results, "tiny", tiny.data)
+    return out, results
+
+
+def value(results: ResultsDB, out: Path, metric: str, lang: str, split: str = "test") -> float:
+    (row,) = results.query(artifact=str(out), metric=metric, test_lang=lang, split=split)
+    return row.value
+
+
+def test_parser_beats_the_baseline_and_writes_trees(tmp_path, tiny):
+    common = {"task": "parse", "train": ud("src", "train"), "evaluate": [ud("src", "test")], **PARSE}
+    out, results = run(tmp_path, tiny, "ft", **common)
+    base, _ = run(tmp_path, tiny, "base", mode="majority", **common)
+    pred = out / "predictions" / "parse.src.test.conllu"
+    sentences = list(read_conllu(pred))  # the reader rejects anything that is not a tree with one root
+    gold = list(read_conllu(tiny.data / "src/ud/test.conllu"))
+    assert [s.forms for s in sentences] == [s.forms for s in gold]
+    assert all(sum(h == 0 for h in s.heads) == 1 for s in sentences)
+    rescored = score_files("parse", DataFile(lang="src", path=str(tiny.data / "src/ud/test.conllu")),
+                           DataFile(lang="src", path=str(pred)))
+    for metric in ("uas", "las", "uas_nopunct", "las_nopunct"):
+        assert value(results, out, metric, "src") == pytest.approx(rescored[metric])
+    assert value(results, out, "las", "src") > value(results, base, "las", "src") + 0.2
+
+
+def test_gold_upos_embeddings_help_parsing(tmp_path, tiny):
+    common = {"task": "parse", "train": ud("src", "train"), "evaluate": [ud("src", "test")], **PARSE}
+    out, results = run(tmp_path, tiny, "plain", **common)
+    pos, _ = run(tmp_path, tiny, "pos", gold_upos=True, **common)
+    assert value(results, pos, "las", "src") > value(results, out, "las", "src") + 0.05
+
+
+def test_parsing_drops_long_training_sentences_but_evaluates_every_test_sentence(tmp_path, tiny):
+    gold = list(read_conllu(tiny.data / "src/ud/test.conllu"))
+    assert max(len(s) for s in gold) > 14  # some sentences need more than one 16-subword window
+    out, results = run(tmp_path, tiny, "short", task="parse", train=ud("src", "train"), evaluate=[ud("src", "test")],
+                       max_length=16, **PARSE)
+    sentences = list(read_conllu(out / "predictions" / "parse.src.test.conllu"))
+    assert [len(s) for s in sentences] == [len(s) for s in gold]
+
+
+def test_grid_selects_on_source_dev_and_records_the_oracle(tmp_path, tiny):
+    evaluate = [ud("src", "dev"), ud("fake", "dev"), ud("fake", "test"), ud("unigram", "test"), ud("src", "test")]
+    out, results = run(tmp_path, tiny, "grid", task="upos", train=ud("src", "train"), evaluate=evaluate,
+                       lr=[1e-5, 3e-3], batch_size=[16, 64], epochs=2)
+    history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
+    assert len(history) == 2 * 2 * 2  # lr x batch x one evaluation per epoch
+    chosen = max(history, key=lambda p: p["scores"]["src.dev"]["accuracy"])
+    assert value(results, out, "accuracy", "fake") == chosen["scores"]["fake.test"]["accuracy"]
+    assert value(results, out, "accuracy", "src") == chosen["scores"]["src.test"]["accuracy"]
+    oracle = max(history, key=lambda p: p["scores"]["fake.dev"]["accuracy"])
+    assert value(results, out, "oracle_accuracy", "fake") == oracle["scores"]["fake.test"]["accuracy"]
+    targets = [chosen["scores"][f"{lang}.test"]["accuracy"] for lang in ("fake", "unigram")]
+    assert value(results, out, "accuracy", "avg") == pytest.approx(np.mean(targets))
+    assert not results.query(artifact=str(out), test_lang="avg", split="dev")  # one target only: no average
+    (row,) = results.query(artifact=str(out), metric="accuracy", test_lang="fake", split="test")
+    assert (row.extra["lr"], row.extra["batch_size"]) == (chosen["lr"], chosen["batch_size"])
+
+
+@pytest.mark.parametrize("mode", ["feature", "bilstm_crf", "probe"])
+def test_frozen_modes_learn_tags(tmp_path, tiny, mode):
+    out, results = run(tmp_path, tiny, mode, task="upos", mode=mode, train=ud("src", "train"),
+                       evaluate=[ud("src", "test")], epochs=3, lstm_hidden=32, feature_lr=3e-3)
+    base, _ = run(tmp_path, tiny, "base", task="upos", mode="majority", train=ud("src", "train"),
+                  evaluate=[ud("src", "test")])
+    assert value(results, out, "accuracy", "src") > value(results, base, "accuracy", "src") + 0.1
+
+
+def test_ner_with_crf_scores_equal_seqeval_on_its_predictions(tmp_path, tiny):
+    from seqeval.metrics import f1_score
+
+    from mbertlab.formats.ner_columns import read_ner
+    from mbertlab.tasks.ner import repair_bio
+
+    ner = lambda l, s: DataFile(lang=l, split=s, path=f"{l}/ner/{s}.txt", format="ner")  # noqa: E731
+    out, results = run(tmp_path, tiny, "crf", task="ner", crf=True, lr=1e-3, epochs=3, train=ner("src", "train"),
+                       evaluate=[ner("src", "test")])
+    gold = [s.tags for s in read_ner(tiny.data / "src/ner/test.txt")]
+    pred = [repair_bio(s.tags) for s in read_ner(out / "predictions" / "ner.src.test.txt")]
+    assert value(results, out, "f1", "src") == pytest.approx(f1_score(gold, pred))
+    assert value(results, out, "f1", "src") > 0.3
+
+
+def xnli(lang: str, split: str, start: int, end: int, **extra) -> DataFile:
+    return DataFile(lang=lang, split=split, path=f"xnli/xtreme/dev-{lang[:2]}.tsv", format="xnli", start=start,
+                    end=end, **extra)
+
+
+def test_xnli_premise_and_hypothesis_in_different_languages(tmp_path, tiny, shared_data):
+    from mbertlab.formats.xnli import read_xnli
+
+    cross = xnli("en-de", "test", 2000, 2100, hypothesis_path="xnli/xtreme/dev-de.tsv", hypothesis_lang="de")
+    out = tmp_path / "xnli"
+    out.mkdir()
+    results = ResultsDB(tmp_path / "results.db")
+    config = TransferConfig(task="xnli", lr=1e-3, epochs=1, train=xnli("en", "train", 0, 300),
+                            evaluate=[xnli("en", "dev", 2000, 2100), cross])
+    run_transfer_into(config, tiny.encoder, out, results, "tiny", shared_data)
+    written = list(read_xnli(out / "predictions" / "xnli.en-de.test.tsv"))
+    en = list(read_xnli(shared_data / "xnli/xtreme/dev-en.tsv"))[2000:2100]
+    de = list(read_xnli(shared_data / "xnli/xtreme/dev-de.tsv"))[2000:2100]
+    assert [(p.premise, p.hypothesis) for p in written] == [(a.premise, b.hypothesis) for a, b in zip(en, de)]
+    accuracy = np.mean([w.label == g.label for w, g in zip(written, en)])
+    assert value(results, out, "accuracy", "en-de") == pytest.approx(accuracy)
+
+    bad = tmp_path / "short.tsv"
+    bad.write_text("".join(f"{p.premise}\t{p.hypothesis}\t{p.label}\n" for p in de[:50]), encoding="utf-8")
+    config = config.model_copy(update={"evaluate": [xnli("en", "test", 2000, 2100, hypothesis_path=str(bad))]})
+    (tmp_path / "bad").mkdir()
+    with pytest.raises(DataError, match="parallel"):
+        run_transfer_into(config, tiny.encoder, tmp_path / "bad", results, "tiny", shared_data)
+
+
+def test_mldoc_reads_the_first_two_sentences_and_learns_topics(tmp_path, tiny):
+    from mbertlab.tasks.classification import first_two_sentences
+    from mbertlab.formats.records import TextExample
+
+    pair = first_two_sentences(TextExample("One here. Two there! Three never.", "CCAT"))
+    assert (pair.premise, pair.hypothesis) == ("One here.", "Two there!")
+    sentences = (tiny.data / "src/text/train.txt").read_text(encoding="utf-8").splitlines()
+    topic_words = dict(zip(("CCAT", "ECAT", "GCAT", "MCAT"), sentences[0].split()[:4]))
+    rng = random.Random(0)
+    for split, n in (("train", 400), ("test", 100)):
+        lines = []
+        for _ in range(n):
+            label = rng.choice(sorted(topic_words))
+            body = rng.sample(sentences, 3)
+            lines.append(f"{label}\t{topic_words[label]} {body[0]} {body[1]} {body[2]}")
+        (tmp_path / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = lambda s: DataFile(lang="src", split=s, path=str(tmp_path / f"{s}.tsv"), format="mldoc")  # noqa: E731
+    out, results = run(tmp_path, tiny, "mldoc", task="mldoc", lr=3e-3, epochs=3, batch_size=16, train=doc("train"),
+                       evaluate=[doc("test")])
+    assert value(results, out, "accuracy", "src") > 0.9
+
+
+def test_langid_by_layer(tmp_path, tiny):
+    from mbertlab.transfer.langid import LangFile, LangIdConfig, run_langid_into
+
+    config = LangIdConfig(files=[LangFile(lang=l, path=f"{l}/text/train.txt") for l in ("src", "fake")],
+                          sentences=200)
+    results = ResultsDB(tmp_path / "results.db")
+    scores = run_langid_into(config, tiny.encoder, tmp_path, results, "tiny", tiny.data)
+    assert len(scores) == 3  # embeddings + 2 layers
+    assert min(scores) == 1.0  # the two languages share no token: separable at every layer
+    rows = results.query(task="langid")
+    assert sorted((r.extra["layer"], r.value) for r in rows) == list(enumerate(scores))
