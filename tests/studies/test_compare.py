@@ -6,7 +6,6 @@ import pytest
 from mbertlab.cli.main import run
 from mbertlab.errors import ConfigError
 from mbertlab.store.results import ResultRow, ResultsDB
-from mbertlab.studies import spec as spec_module
 from mbertlab.studies.compare import compare, diff_tables
 from mbertlab.studies.runner import run_study
 from mbertlab.studies.spec import load_spec
@@ -54,8 +53,7 @@ def test_missing_study_is_a_config_error(tmp_path, db):
         compare("small", "nope", context(tmp_path))
 
 
-def test_two_scales_of_one_spec_and_their_findings(tmp_path, monkeypatch):
-    monkeypatch.setattr(spec_module, "COMMON_KEYS", spec_module.COMMON_KEYS + ("findings",))
+def test_two_scales_of_one_spec_and_their_findings(tmp_path):
     findings = [{"id": "longer", "claim": "a longer cell scores higher", "kind": "greater", "a": {"cell": "bb"},
                  "b": {"cell": "a"}, "margin": 0.1}]
     path = write_spec(tmp_path / "toy.yaml", tmp_path, findings=findings, scales={"test": {"seeds": [3]}})

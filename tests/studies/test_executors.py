@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from mbertlab.errors import ConfigError
-from mbertlab.studies import spec as spec_module
 from mbertlab.studies.executors import (
     Resources,
     execute,
@@ -56,12 +55,6 @@ def submissions(bin_dir: Path) -> list[dict[str, str]]:
     return out
 
 
-@pytest.fixture
-def with_resources(monkeypatch):
-    # `resources` is a study-level key; until spec.py lists it among COMMON_KEYS the test adds it
-    monkeypatch.setattr(spec_module, "COMMON_KEYS", spec_module.COMMON_KEYS + ("resources",))
-
-
 RESOURCES = {"default": {"cpus": 2, "time_min": 5}, "toy_score": {"time_min": 7, "sbatch": {"account": "lab"}}}
 
 
@@ -69,7 +62,7 @@ def toy(tmp_path, **settings):
     return load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, resources=RESOURCES, **settings))
 
 
-def test_slurm_submits_each_stage_once_with_afterok(tmp_path, fake_slurm, with_resources):
+def test_slurm_submits_each_stage_once_with_afterok(tmp_path, fake_slurm):
     spec, ctx = toy(tmp_path), context(tmp_path / "w")
     result = submit_study(spec, ctx, "slurm")
     subs = submissions(fake_slurm)
@@ -92,7 +85,7 @@ def test_slurm_submits_each_stage_once_with_afterok(tmp_path, fake_slurm, with_r
     ("make bb", [("make bb", None), ("score bb 0,score bb 1", "afterok:3")]),
     ("score a 1", [("score a 1", None)]),
 ])
-def test_rerun_after_a_failure_resubmits_it_and_its_dependants(tmp_path, fake_slurm, with_resources, failed,
+def test_rerun_after_a_failure_resubmits_it_and_its_dependants(tmp_path, fake_slurm, failed,
                                                                expected):
     spec, ctx = toy(tmp_path), context(tmp_path / "w")
     first = submit_study(spec, ctx, "slurm")
@@ -114,7 +107,7 @@ def test_rerun_after_a_failure_resubmits_it_and_its_dependants(tmp_path, fake_sl
     assert (log.read_text().split() if log.exists() else []) == stuck
 
 
-def test_a_running_stage_is_not_resubmitted(tmp_path, fake_slurm, with_resources):
+def test_a_running_stage_is_not_resubmitted(tmp_path, fake_slurm):
     spec, ctx = toy(tmp_path), context(tmp_path / "w")
     first = submit_study(spec, ctx, "slurm")
     (fake_slurm / "queue.txt").write_text(f"{first.submitted['make bb']} RUNNING\n"
@@ -125,7 +118,7 @@ def test_a_running_stage_is_not_resubmitted(tmp_path, fake_slurm, with_resources
     assert len(submissions(fake_slurm)) == 2
 
 
-def test_gpu_stages_and_torchrun(tmp_path, fake_slurm, with_resources):
+def test_gpu_stages_and_torchrun(tmp_path, fake_slurm):
     spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, cells=["a"], seeds=[0],
                                 resources={"toy_make": {"gpus": 2, "mem_gb": 16, "partition": "gpu"}}))
     submit_study(spec, context(tmp_path / "w"), "slurm")
@@ -173,7 +166,7 @@ def test_local_jobs_2_builds_each_artifact_once(tmp_path):
     assert table_text(spec, tmp_path / "w") == table_text(spec_one, tmp_path / "w1").replace(str(one), str(tmp_path))
 
 
-def test_cli_run_with_the_slurm_executor(tmp_path, fake_slurm, with_resources, capsys):
+def test_cli_run_with_the_slurm_executor(tmp_path, fake_slurm, capsys):
     from mbertlab.cli.main import run
 
     spec = write_spec(tmp_path / "toy.yaml", tmp_path, resources=RESOURCES)

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from mbertlab.config import Config, apply_overrides, parse_config, read_yaml
 from mbertlab.errors import ConfigError
 
-COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include")
+COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources")
 SCALES = ("test", "lab", "paper")
 
 

@@ -26,8 +26,10 @@ from mbertlab.transfer.config import TransferConfig
 # Where each data stage keeps a language's text and task files.
 TEXT_FILES = {"generate": "{lang}/text/{split}.txt", "corpus": "{lang}/{split}.txt"}
 TASK_FILES = {
-    "generate": {"upos": ("ud/{split}.conllu", "conllu"), "ner": ("ner/{split}.txt", "ner")},
-    "taskdata": {"upos": ("upos/{split}.tsv", "udpos"), "ner": ("ner/{split}.txt", "ner")},
+    "generate": {"upos": ("{lang}/ud/{split}.conllu", "conllu"), "parse": ("{lang}/ud/{split}.conllu", "conllu"),
+                 "ner": ("{lang}/ner/{split}.txt", "ner"), "xnli": ("xnli/{lang}.{split}.tsv", "xnli"),
+                 "mldoc": ("mldoc/{lang}.{split}.tsv", "mldoc")},
+    "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner")},
 }
 
 
@@ -115,16 +117,28 @@ def pretrain_job(shards: Job, settings: dict[str, Any], seed: int, tags) -> Job:
 
 def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languages: list[str],
                  settings: dict[str, Any], seed: int, mode: str, tags) -> Job:
+    if task not in TASK_FILES[data.kind]:
+        raise ConfigError(f"task {task!r} has no files in {data.kind} data (has: {', '.join(TASK_FILES[data.kind])})")
     pattern, fmt = TASK_FILES[data.kind][task]
     keys = {**settings, "task": task, "mode": mode, "seed": seed,
-            "train": {"lang": source, "split": "train", "path": f"{source}/{pattern.format(split='train')}",
+            "train": {"lang": source, "split": "train", "path": pattern.format(lang=source, split="train"),
                       "format": fmt},
-            "evaluate": [{"lang": l, "split": "test", "path": f"{l}/{pattern.format(split='test')}", "format": fmt}
+            "evaluate": [{"lang": l, "split": "test", "path": pattern.format(lang=l, split="test"), "format": fmt}
                          for l in task_languages(data, task, languages)]}
     config = parse_config(TransferConfig, keys, "study key 'finetune'")
     inputs = (encoder, data) if encoder is not None else (data,)
     label = f"{task} {mode} {dict(tags).get('condition', '')} seed {seed}"
     return Job("transfer", config, inputs, label=label, tags=tuple(tags) + (("task", task),))
+
+
+def langid_job(encoder: Job, text: Job, languages: list[str], sentences: int, seed: int, random_init: bool,
+               tags) -> Job:
+    """Language ID by layer over the languages' dev text (Wu & Dredze 2019 Fig. 2)."""
+    from mbertlab.transfer.langid import LangFile, LangIdConfig
+
+    files = [LangFile(lang=l, path=TEXT_FILES[text.kind].format(lang=l, split="dev")) for l in languages]
+    config = LangIdConfig(files=files, sentences=sentences, seed=seed, random_init=random_init)
+    return Job("langid", config, (encoder, text), label=f"langid {'+'.join(languages)} seed {seed}", tags=tags)
 
 
 def retrieval_job(encoder: Job, data: Job, text: Job, source: str, target: str, seed: int, random_init: bool,
@@ -190,8 +204,18 @@ def _build_retrieval(config: RetrievalConfig, inputs: list[Artifact], ctx: RunCo
         config, encoder, data.path, text.path, Path(out), ctx.results, ctx.study), inputs)
 
 
+def _build_langid(config, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    from mbertlab.transfer.langid import run_langid_into
+
+    encoder, text = inputs
+    return ctx.store.build("langid", config, lambda out: run_langid_into(
+        config, encoder.path / "model", Path(out), ctx.results, f"{encoder.stage}/{encoder.hash}", text.path,
+        ctx.study), inputs)
+
+
 for _name, _fn, _weight in (("generate", _build_generate, 1), ("corpus", _build_corpus, 1),
                             ("taskdata", _build_taskdata, 0.5), ("tokenizer", _build_tokenizer, 0.2),
                             ("shards", _build_shards, 0.2), ("pretrain", _build_pretrain, 20),
-                            ("transfer", _build_transfer, 1.5), ("retrieval", _build_retrieval, 0.5)):
+                            ("transfer", _build_transfer, 1.5), ("retrieval", _build_retrieval, 0.5),
+                            ("langid", _build_langid, 0.3)):
     STAGE_KINDS.register(_name)(StageKind(_name, _fn, _weight))

@@ -36,8 +36,15 @@ def get_design(name: str) -> Design:
 
 
 def _load_builtin_designs() -> None:
+    """Every module of this package registers its design on import (the `*_report` modules hold tables)."""
+    import importlib
+    import pkgutil
+
     from mbertlab.studies import stages  # noqa: F401  (registers the stage kinds)
-    from mbertlab.studies.designs import conditions  # noqa: F401  (registers itself)
+
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.endswith("_report"):
+            importlib.import_module(f"{__name__}.{module.name}")
 
 
 _load_builtin_designs()

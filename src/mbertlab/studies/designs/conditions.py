@@ -55,7 +55,7 @@ class ConditionsSettings(Config):
     conditions: list[Condition] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1,
                              description="One pretraining and fine-tuning per seed and condition.")
-    tasks: list[Literal["upos", "ner", "parsing"]] = Field(default_factory=lambda: ["upos", "ner"])
+    tasks: list[Literal["upos", "ner", "parse", "xnli", "mldoc"]] = Field(default_factory=lambda: ["upos", "ner"])
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys.")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
     finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys.")

@@ -11,7 +11,9 @@ from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.studies.jobs import STAGE_KINDS, Job, job_hash
 from mbertlab.studies.spec import StudySpec
 
-HEADLINE = {"upos": ("accuracy", "UPOS accuracy"), "ner": ("f1", "NER entity F1"), "parsing": ("las", "LAS")}
+HEADLINE = {"upos": ("accuracy", "UPOS accuracy"), "ner": ("f1", "NER entity F1"),
+            "parse": ("las_nopunct", "LAS (no punctuation)"), "xnli": ("accuracy", "XNLI accuracy"),
+            "mldoc": ("accuracy", "MLDoc accuracy")}
 TEST_SPLIT = "test"
 
 
