@@ -47,6 +47,10 @@ class TaskAdapter:
     def read(self, file: DataFile, root: Path | None) -> Iterable:
         raise NotImplementedError
 
+    def read_predictions(self, file: DataFile, root: Path | None) -> Iterable:
+        """A prediction file this task wrote (by default read as any data file)."""
+        return self.read(file, root)
+
     labels: list[str]
 
     def fit_labels(self, train: list) -> None:

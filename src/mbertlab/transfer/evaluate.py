@@ -14,7 +14,7 @@ def score_files(task: str, gold: DataFile, pred: DataFile) -> dict[str, float]:
     """Metrics of a prediction file; both files must hold the same examples (and words) in the same order."""
     adapter = adapter_for(task)
     g = read_records(adapter, gold, None, None)
-    p = read_records(adapter, pred, None, None)
+    p = list(adapter.read_predictions(pred, None))
     if len(g) != len(p):
         raise DataError(pred.path, None, f"expected {len(g)} examples as in {gold.path}, found {len(p)}")
     for a, b in zip(g, p):

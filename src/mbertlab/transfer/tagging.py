@@ -18,8 +18,10 @@ from mbertlab.transfer.adapter import TaskAdapter, TaskModel, eval_batches, reso
 from mbertlab.transfer.config import DataFile
 
 
-def load_tagged(file: DataFile, task: str, root: Path | None = None) -> Iterator[TaggedSentence]:
-    """The sentences of a data file as (tokens, tags)."""
+def load_tagged(file: DataFile, task: str, root: Path | None = None, as_written: bool = False
+                ) -> Iterator[TaggedSentence]:
+    """The sentences of a data file as (tokens, tags). Gold NER files may be IOB1 (CoNLL-2003); a prediction
+    file is read `as_written`, so the scorer's BIO repair, not the IOB1 reading, decides its entities."""
     from mbertlab.formats.conllu import read_conllu
     from mbertlab.formats.ner_columns import read_ner
     from mbertlab.formats.udpos import read_udpos_tsv
@@ -32,7 +34,7 @@ def load_tagged(file: DataFile, task: str, root: Path | None = None) -> Iterator
     elif file.format == "udpos":
         sents = read_udpos_tsv(path)
     elif file.format == "ner":
-        sents = read_ner(path)
+        sents = read_ner(path, scheme="bio" if as_written else "auto")
     else:
         raise ConfigError(f"{path}: a {file.format} file has no word tags for task {task}")
     return iter(sents)
@@ -55,6 +57,9 @@ def tagged_windows(tokenizer, sentences: list[TaggedSentence], label_index: dict
 class TaggingAdapter(TaskAdapter):
     def read(self, file, root):
         return load_tagged(file, self.task, root)
+
+    def read_predictions(self, file, root):
+        return load_tagged(file, self.task, root, as_written=True)
 
     def fit_labels(self, train):
         self.load_label_state({"labels": sorted({t for s in train for t in s.tags})})
