@@ -18,9 +18,14 @@ FROZEN_MODES = ("feature", "bilstm_crf", "probe")
 
 
 def load_encoder(encoder_dir: Path, random_init: bool, seed: int):
-    """The tokenizer and bare encoder (no MLM head, no pooler) of any Hugging Face encoder directory."""
+    """The tokenizer and bare encoder (no MLM head, no pooler) of any Hugging Face encoder directory, or a
+    static-vector table (transfer/static_features.py) for the frozen modes."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+    from mbertlab.transfer.static_features import is_static_dir, load_static_encoder
+
+    if is_static_dir(encoder_dir):  # frozen word2vec/GloVe vectors (feature mode)
+        return load_static_encoder(encoder_dir, random_init, seed)
     tokenizer = AutoTokenizer.from_pretrained(str(encoder_dir))
     if random_init:
         torch.manual_seed(seed)
