@@ -1,0 +1,197 @@
+"""Stage kinds of the distillation study (Limisiewicz, Malkin & Stanovsky 2023):
+
+- `budget`: a language set's text with each language's training sentences cut to a budget (their
+  Table 1 proportions), or every language cut to the smallest (`balanced`); dev text copied whole, so
+  every model of a set is scored on the same dev sentences;
+- `student`: a distilled pretraining run whose teachers are its input artifacts. The config names them
+  by input position (`inputs[i]`), so its hash depends on the teachers' hashes, never on the workdir;
+  the paths are filled in at build time;
+- `balance`: MLM MRR of every model and every teacher on one fixed set of dev batches per language,
+  and their Eq. 3 balance D(M, L) per language and per group (low, high, all), as results rows.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from pydantic import Field
+
+from mbertlab.config import Config
+from mbertlab.errors import ConfigError, DataError
+from mbertlab.pretrain.config import PretrainConfig
+from mbertlab.store.artifacts import Artifact, final_path
+from mbertlab.store.results import ResultRow, ResultsDB
+from mbertlab.studies import stages
+from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
+
+BUDGET_TEXT = "{lang}/text/{split}.txt"  # the generator's layout, so task files and text read alike
+stages.TEXT_FILES.setdefault("budget", BUDGET_TEXT)  # where tokenizer and shards stages find this text
+TEACHER_REF = re.compile(r"^inputs\[(\d+)\]$")
+
+
+class BudgetConfig(Config):
+    languages: dict[str, int] = Field(min_length=1, description="Language -> training sentences kept "
+                                      "(the first n of the data's train file).")
+    balanced: bool = Field(False, description="Cut every language to the smallest budget (the paper's "
+                           "'balanced' data), via the corpus stage's balanced_budget.")
+    splits: list[str] = Field(default_factory=lambda: ["dev"], description="Splits copied whole.")
+
+
+class BalanceConfig(Config):
+    models: list[str] = Field(min_length=1, description="Row labels of the model inputs (after the shards).")
+    teachers: list[str] = Field(min_length=1, description="Language of each teacher input (after the models).")
+    groups: dict[str, list[str]] = Field(default_factory=dict, description="Group -> languages, e.g. low, high.")
+    seed: int = 0
+    seq_len: int = 16
+    eval_batches: int = 4
+    mask_prob: float = 0.15
+    precision: str = "auto"
+
+
+# ---- jobs -------------------------------------------------------------------------------------
+
+def budget_job(data: Job, budgets: dict[str, int], balanced: bool, tags) -> Job:
+    label = f"{'balanced' if balanced else 'full'} text {'+'.join(budgets)}"
+    return Job("budget", BudgetConfig(languages=budgets, balanced=balanced), (data,), label=label, tags=tags)
+
+
+def student_job(shards: Job, teachers: dict[str, Job], settings: dict, seed: int, tags) -> Job:
+    """A distilled student on `shards`; teacher i of `teachers` (by language) is input i + 1."""
+    refs = {lang: f"inputs[{i + 1}]" for i, lang in enumerate(teachers)}
+    config = PretrainConfig.model_validate({**settings, "seed": seed, "objective": "distill", "teachers": refs})
+    return Job("student", config, (shards, *teachers.values()), label=f"student {dict(tags).get('set', '')} "
+               f"seed {seed}", tags=tags)
+
+
+def balance_job(shards: Job, models: dict[str, Job], teachers: dict[str, Job], groups: dict[str, list[str]],
+                pretrain: PretrainConfig, tags) -> Job:
+    """Eq. 3 of each model against the teachers, all scored on `shards`' dev batches (pretrain's eval keys)."""
+    config = BalanceConfig(models=list(models), teachers=list(teachers), groups=groups, seed=pretrain.seed,
+                           seq_len=pretrain.seq_len, eval_batches=pretrain.eval_batches,
+                           mask_prob=pretrain.mask_prob, precision=pretrain.precision)
+    return Job("balance", config, (shards, *models.values(), *teachers.values()),
+               label=f"balance {dict(tags).get('set', '')} seed {pretrain.seed}", tags=tags)
+
+
+# ---- builders ---------------------------------------------------------------------------------
+
+def budget_into(config: BudgetConfig, data: Artifact, out: Path) -> None:
+    from mbertlab.corpus.sampling import balanced_budget
+
+    budgets = balanced_budget(config.languages) if config.balanced else dict(config.languages)
+    layout = stages.TEXT_FILES[data.stage]
+    stats = {}
+    for lang, n in budgets.items():
+        src = data.path / layout.format(lang=lang, split="train")
+        if not src.is_file():
+            raise DataError(src, None, f"no training text for language {lang!r}")
+        dst = out / BUDGET_TEXT.format(lang=lang, split="train")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        kept = 0
+        with src.open(encoding="utf-8") as f, dst.open("w", encoding="utf-8") as w:
+            for line in f:
+                if kept == n:
+                    break
+                w.write(line)
+                kept += 1
+        if kept < n:
+            raise DataError(src, None, f"{kept} training sentences, the budget of {lang!r} asks for {n}")
+        for split in config.splits:
+            shutil.copyfile(data.path / layout.format(lang=lang, split=split),
+                            out / BUDGET_TEXT.format(lang=lang, split=split))
+        stats[lang] = {"train_sentences": kept, "budget": n}
+    (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+
+
+def _build_budget(config: BudgetConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("budget", config, lambda out: budget_into(config, inputs[0], Path(out)), inputs)
+
+
+def resolved_teachers(config: PretrainConfig, inputs: list[Artifact]) -> PretrainConfig:
+    """The config with each `inputs[i]` teacher replaced by that input artifact's path."""
+    teachers = {}
+    for lang, ref in config.teachers.items():
+        match = TEACHER_REF.match(ref)
+        if not match or not 1 <= int(match[1]) < len(inputs):
+            raise ConfigError(f"student: teachers.{lang}: expected 'inputs[i]' with 1 <= i < {len(inputs)}, "
+                              f"got {ref!r}")
+        teachers[lang] = str(inputs[int(match[1])].path)
+    return config.model_copy(update={"teachers": teachers})
+
+
+def _build_student(config: PretrainConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    from mbertlab.pretrain.loop import pretrain_into
+
+    run = resolved_teachers(config, inputs)
+    return ctx.store.build("pretrain", config, lambda out: pretrain_into(run, inputs[0].path, Path(out)),
+                           inputs, resumable=True)
+
+
+def balance_into(config: BalanceConfig, inputs: list[Artifact], out: Path, results: ResultsDB, study: str) -> None:
+    """Score every model and teacher on the same dev batches; write mlm_mrr, mlm_loss and eq3 rows."""
+    from mbertlab.pretrain.distill import balance_score, resolve_teacher
+    from mbertlab.pretrain.loop import autocast_for, dev_batches, dev_scores, training_data
+    from mbertlab.pretrain.model import load_model
+    from mbertlab.runtime import setup_torch
+    from mbertlab.tokenizers.shards import ShardReader
+
+    setup_torch()
+    if len(inputs) != 1 + len(config.models) + len(config.teachers):
+        raise ConfigError(f"balance: {len(inputs)} inputs, expected shards + {len(config.models)} models + "
+                          f"{len(config.teachers)} teachers")
+    shards = ShardReader(inputs[0].path)
+    if sorted(config.teachers) != sorted(shards.languages):
+        raise ConfigError(f"balance: teachers {config.teachers} must be the shards' languages {shards.languages}")
+    eval_config = PretrainConfig(seed=config.seed, seq_len=config.seq_len, eval_batches=config.eval_batches,
+                                 mask_prob=config.mask_prob, precision=config.precision)
+    dev = dev_batches(eval_config, shards, training_data(eval_config, shards)[1])
+    autocast = autocast_for(eval_config)
+
+    def scores(artifact: Artifact, langs: list[str]) -> dict[str, tuple[float, float]]:
+        model = load_model(resolve_teacher(artifact.path)).eval()
+        return {lang: dev_scores(model, dev[lang], autocast) for lang in langs}
+
+    model_inputs = inputs[1:1 + len(config.models)]
+    teacher_inputs = inputs[1 + len(config.models):]
+    teacher = {lang: scores(a, [lang])[lang] for lang, a in zip(config.teachers, teacher_inputs)}
+    group_of = {lang: g for g, langs in config.groups.items() for lang in langs}
+    where = str(final_path(out))
+    rows, summary = [], {"teacher": {lang: {"loss": s[0], "mrr": s[1]} for lang, s in teacher.items()}}
+
+    def row(metric, value, variant, lang, level, source: Artifact):
+        return ResultRow(metric=metric, value=float(value), study=study, model=variant, task="mlm", mode=variant,
+                         test_lang=lang, split="dev", seed=config.seed, config_hash=final_path(out).name,
+                         artifact=where, extra={"variant": variant, "level": level,
+                                                "group": group_of.get(lang, lang if level == "group" else ""),
+                                                "scored": f"{source.stage}/{source.hash}"})
+
+    for (lang, (loss, mrr)), a in zip(teacher.items(), teacher_inputs):
+        rows += [row("mlm_mrr", mrr, "teacher", lang, "language", a), row("mlm_loss", loss, "teacher", lang,
+                                                                           "language", a)]
+    for variant, a in zip(config.models, model_inputs):
+        own = scores(a, shards.languages)
+        balance = balance_score({l: s[1] for l, s in own.items()}, {l: s[1] for l, s in teacher.items()},
+                                config.groups)
+        summary[variant] = {"per_language": {l: {"loss": s[0], "mrr": s[1], "eq3": balance.per_language[l]}
+                                             for l, s in own.items()}, "groups": balance.groups}
+        for lang, (loss, mrr) in own.items():
+            rows += [row("mlm_mrr", mrr, variant, lang, "language", a),
+                     row("mlm_loss", loss, variant, lang, "language", a),
+                     row("eq3", balance.per_language[lang], variant, lang, "language", a)]
+        rows += [row("eq3", value, variant, group, "group", a) for group, value in balance.groups.items()]
+    (out / "balance.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    results.add(rows, replace_artifact=where)
+
+
+def _build_balance(config: BalanceConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("balance", config, lambda out: balance_into(config, inputs, Path(out), ctx.results,
+                                                                       ctx.study), inputs)
+
+
+for _name, _stage, _fn, _weight in (("budget", "budget", _build_budget, 0.2),
+                                    ("student", "pretrain", _build_student, 30),
+                                    ("balance", "balance", _build_balance, 1)):
+    if _name not in STAGE_KINDS:
+        STAGE_KINDS.register(_name)(StageKind(_stage, _fn, _weight))
