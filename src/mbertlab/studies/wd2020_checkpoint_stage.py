@@ -28,7 +28,7 @@ def checkpoint_dir(pretrain: Artifact, step: int) -> Path:
     path = pretrain.path / "checkpoints" / f"step-{step}"
     if not (path / "config.json").is_file():
         kept = sorted(p.name for p in (pretrain.path / "checkpoints").glob("step-*"))
-        raise DataError(f"{path}: no such checkpoint (kept: {', '.join(kept) or 'none'}; raise the pretrain "
+        raise DataError(path, None, f"no such checkpoint (kept: {', '.join(kept) or 'none'}; raise the pretrain "
                         "config's keep_checkpoints to keep every save)")
     return path
 

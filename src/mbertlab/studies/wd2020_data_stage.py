@@ -58,7 +58,7 @@ def budget_into(config: BudgetConfig, generated: Path, out: Path) -> None:
         kept = _head(generated / GENERATED_TEXT.format(lang=lang.name, split="train"), folder / "train.txt",
                      lang.sentences)
         if kept < lang.sentences:
-            raise DataError(f"{generated}: language {lang.name!r} has {kept} training sentences, the budget asks "
+            raise DataError(generated, None, f"language {lang.name!r} has {kept} training sentences, the budget asks "
                             f"for {lang.sentences} (raise the generator's sentences.train)")
         _head(generated / GENERATED_TEXT.format(lang=lang.name, split="dev"), folder / "dev.txt", config.dev_sentences)
         stats[lang.name] = {split: text_stats(folder / f"{split}.txt") for split in ("train", "dev")}
@@ -67,7 +67,7 @@ def budget_into(config: BudgetConfig, generated: Path, out: Path) -> None:
 
 def _head(src: Path, dst: Path, n: int) -> int:
     if not src.is_file():
-        raise DataError(f"{src}: no such text file")
+        raise DataError(src, None, "no such text file")
     with src.open(encoding="utf-8") as f, dst.open("w", encoding="utf-8") as g:
         lines = list(islice(f, n))
         g.writelines(lines)
@@ -93,7 +93,7 @@ def sizes_into(config: SizesConfig, corpus: Artifact, data: Artifact, out: Path,
     rows, table = [], {}
     for lang in config.languages:
         if lang.name not in stats:
-            raise DataError(f"{corpus.path / 'stats.json'}: no statistics for language {lang.name!r}")
+            raise DataError(corpus.path / "stats.json", None, f"no statistics for language {lang.name!r}")
         train = stats[lang.name]["train"]
         table[lang.name] = {"wikisize": train["wikisize"], "mb": train["mb"], "sentences": train["sentences"]}
         for task in lang.tasks:

@@ -48,7 +48,7 @@ def regress_into(config: RegressConfig, sizes: Artifact, transfers: list[Artifac
 
     scores = score_rows(config, transfers, ctx)
     if not scores:
-        raise DataError(f"regression of {config.task} {config.metric}: no in-language rows in results.db")
+        raise DataError(ctx.results.path, None, f"regression of {config.task} {config.metric}: no in-language rows")
     table = table_from_results(scores, factor_rows(config, sizes, ctx), config.metric, config.factors)
     fits, full = univariate(table, config.metric, config.factors), fit_ols(table, config.metric, config.factors)
     where = str(final_path(out))

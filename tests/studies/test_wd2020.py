@@ -1,0 +1,193 @@
+"""The wd2020 study (Wu & Dredze 2020): spec validation, its stages against independent computations, and
+the test scale end to end with the paper's table layout."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbertlab.errors import ConfigError, DataError
+from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.store.results import ResultsDB
+from mbertlab.studies.jobs import RunContext
+from mbertlab.studies.report import write_report
+from mbertlab.studies.runner import run_study, study_jobs, study_status
+from mbertlab.studies.spec import load_spec
+
+
+def test_spec_validates_at_every_scale_with_the_whole_grid():
+    kinds = {}
+    for scale in ("test", "lab", "paper"):
+        jobs = study_jobs(load_spec("wd2020", scale))
+        kinds[scale] = Counter(j.kind for j in jobs)
+    # lab: 1 multilingual + per variant (4) 2 monolingual + 2 bilingual = 17 encoders, 2 seeds
+    assert kinds["lab"]["pretrain"] == 34 and kinds["paper"]["pretrain"] == 51
+    # multilingual on 5 languages + 16 low-resource encoders, 3 tasks, 2 seeds
+    assert kinds["lab"]["transfer"] == (5 + 16) * 3 * 2
+    # Fig. 4: 3 base encoders x 2 low-resource languages x 4 checkpoints (250 .. 1000), first seed only
+    assert kinds["lab"]["wd2020_checkpoint"] == 3 * 2 * 4
+    assert kinds["lab"]["wd2020_regress"] == 3 and kinds["lab"]["wd2020_sizes"] == 1
+    pretrains = [j for j in study_jobs(load_spec("wd2020", "lab")) if j.kind == "pretrain"]
+    assert all(j.config.keep_checkpoints >= 4 for j in pretrains)
+    multi = [j for j in pretrains if j.tag("encoder") == "multilingual"]
+    assert {j.config.alpha for j in multi} == {0.7}
+
+
+def test_unknown_related_language_and_missing_budget_are_config_errors(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("include: wd2020\nscales: {}\nlanguages:\n  - {name: a, resource: high, sentences: 10}\n"
+                    "  - {name: b, resource: low, related: xx}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_spec(path, "lab")
+    assert "languages.b.related: unknown language 'xx'" in str(err.value)
+    assert "languages.b.sentences: required with generated data" in str(err.value)
+
+
+def test_coverage_curve_and_sentence_count_by_hand(tmp_path):
+    from mbertlab.studies.vocab_stage import coverage_curve, log_ranks
+    from mbertlab.studies.wd2020_data_stage import count_sentences
+
+    curve = coverage_curve(np.array([3, 3, 3, 1, 1, 2], dtype=np.uint16), 5)
+    assert curve.tolist() == pytest.approx([3 / 6, 5 / 6, 1.0, 1.0, 1.0])
+    assert log_ranks(100, 3) == [1, 10, 100]
+    path = tmp_path / "ner.txt"
+    path.write_text("-DOCSTART- O\n\n# c\nA B-PER\nb O\n\n\nc O\n\nd O\n", encoding="utf-8")
+    assert count_sentences(path) == 3
+
+
+def test_missing_checkpoint_names_what_was_kept(tmp_path):
+    from mbertlab.studies.wd2020_checkpoint_stage import checkpoint_dir
+
+    (tmp_path / "checkpoints" / "step-20").mkdir(parents=True)
+    with pytest.raises(DataError, match="kept: step-20; raise the pretrain config's keep_checkpoints"):
+        checkpoint_dir(Artifact("pretrain", "h", tmp_path), 10)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("wd2020")
+    spec = load_spec("wd2020", "test")
+    ctx = RunContext(ArtifactStore(tmp), ResultsDB(tmp / "results.db"), "wd2020")
+    run_study(spec, ctx, jobs=1)
+    return spec, ctx
+
+
+def _only(folder: Path) -> Path:
+    (found,) = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    return found
+
+
+def test_test_scale_runs_every_stage(ran):
+    spec, ctx = ran
+    assert {s.state for s in study_status(spec, ctx.store)} == {"done"}
+    rows = ctx.results.query(study="wd2020")
+    scored = {(r.task, r.test_lang) for r in rows if r.metric in ("f1", "accuracy", "las_nopunct")
+              and r.split == "test" and r.mode == "finetune"}
+    assert scored == {(t, l) for t in ("ner", "upos", "parse") for l in ("hi_a", "hi_b", "lo_a")}
+
+
+def test_wikisize_rows_are_log2_mb_of_the_budgeted_text(ran):
+    spec, ctx = ran
+    corpus = _only(ctx.store.workdir / "corpus")
+    budgets = {l.name: l.sentences for l in spec.settings.languages}
+    wikisize = {r.test_lang: r.value for r in ctx.results.query(metric="wikisize")}
+    for lang, n in budgets.items():
+        train = corpus / lang / "train.txt"
+        assert len(train.read_text(encoding="utf-8").splitlines()) == n
+        assert wikisize[lang] == pytest.approx(math.log2(train.stat().st_size / 2**20))
+    caps = {l.name: l.task_sentences for l in spec.settings.languages}
+    generated = _only(ctx.store.workdir / "generate")
+    import conllu
+
+    for r in ctx.results.query(metric="train_sentences", task="parse"):
+        n = len(conllu.parse((generated / r.test_lang / "ud" / "train.conllu").read_text(encoding="utf-8")))
+        assert r.value == min(n, caps[r.test_lang])
+
+
+def test_vocab_coverage_rows_match_the_tokenizer_on_the_text(ran):
+    from tokenizers import Tokenizer
+
+    _, ctx = ran
+    corpus = _only(ctx.store.workdir / "corpus")
+    checked = 0
+    for shards in (ctx.store.workdir / "shards").iterdir():
+        if shards.name.startswith("."):
+            continue
+        tok = Tokenizer.from_file(str(shards / "tokenizer" / "tokenizer.json"))
+        rows = ctx.results.query(task="vocab", model=f"shards/{shards.name}")
+        for lang in {r.test_lang for r in rows}:
+            lines = (corpus / lang / "train.txt").read_text(encoding="utf-8").splitlines()
+            counts = Counter(i for enc in tok.encode_batch(lines, add_special_tokens=False) for i in enc.ids)
+            ranked = sorted(counts.values(), reverse=True)
+            total = sum(ranked)
+            mine = {r.metric: r.value for r in rows if r.test_lang == lang and r.metric != "coverage"}
+            assert mine["types_used"] == len(counts)
+            assert mine["types_for_90"] == next(i + 1 for i in range(len(ranked)) if sum(ranked[:i + 1]) >= 0.9 * total)
+            for r in rows:
+                if r.test_lang == lang and r.metric == "coverage":
+                    assert r.value == pytest.approx(sum(ranked[:r.extra["rank"]]) / total)
+                    checked += 1
+    assert checked > 30
+
+
+def test_regression_coefficient_equals_a_least_squares_fit_of_the_rows(ran):
+    spec, ctx = ran
+    wikisize = {r.test_lang: r.value for r in ctx.results.query(metric="wikisize")}
+    multi = {j.key for j in study_jobs(spec) if j.kind == "pretrain" and j.tag("encoder") == "multilingual"}
+    assert len(multi) == 1
+    for task, metric in (("ner", "f1"), ("upos", "accuracy")):
+        scores = [r for r in ctx.results.query(task=task, metric=metric, split="test", mode="finetune")
+                  if r.train_lang == r.test_lang and r.model.startswith("pretrain/")]
+        pts = [(wikisize[r.test_lang], r.value) for r in scores
+               if r.model == _multilingual_model(spec, ctx)]
+        assert len(pts) == 3
+        slope = np.polyfit([x for x, _ in pts], [y for _, y in pts], 1)[0]
+        (coef,) = [r for r in ctx.results.query(task=task, metric="coef:wikisize", mode="univariate")]
+        assert coef.value == pytest.approx(slope) and coef.extra["nobs"] == 3
+
+
+def _multilingual_model(spec, ctx) -> str:
+    from mbertlab.studies.jobs import job_hash
+
+    (job,) = [j for j in study_jobs(spec) if j.kind == "pretrain" and j.tag("encoder") == "multilingual"]
+    return f"pretrain/{job_hash(job, ctx.store)}"
+
+
+def test_every_checkpoint_is_kept_and_fine_tuned(ran):
+    from safetensors.numpy import load_file
+
+    spec, ctx = ran
+    curve = [j for j in study_jobs(spec) if j.kind == "wd2020_checkpoint"]
+    assert sorted({j.config.step for j in curve}) == [10, 20]
+    assert {j.tag("encoder") for j in curve} == {"monolingual", "bilingual", "multilingual"}
+    rows = ctx.results.query(task="ner", metric="f1", split="dev", test_lang="lo_a")
+    steps = {r.model.rsplit("@", 1)[1] for r in rows if "@step-" in r.model}
+    assert steps == {"step-10", "step-20"}
+    for pretrain in (ctx.store.workdir / "pretrain").iterdir():
+        if pretrain.name.startswith("."):
+            continue
+        assert sorted(p.name for p in (pretrain / "checkpoints").iterdir()) == ["step-10", "step-20"]
+        last, final = (load_file(str(p / "model.safetensors")) for p in (pretrain / "checkpoints" / "step-20",
+                                                                           pretrain / "model"))
+        assert all(np.array_equal(last[k], final[k]) for k in final)
+        early = load_file(str(pretrain / "checkpoints" / "step-10" / "model.safetensors"))
+        assert any(not np.array_equal(early[k], final[k]) for k in final)
+
+
+def test_report_has_the_papers_tables_and_a_full_scorecard(ran):
+    spec, ctx = ran
+    md, html = write_report(spec, ctx)
+    text = md.read_text()
+    assert "| WikiSize | languages | Monolingual BERT | Bilingual BERT | mBERT |" in text
+    assert "| ≤ -7.5 | lo_a |" in text
+    assert "| model | variant | NER | POS | Parsing (LAS) |" in text
+    assert "| Monolingual BERT | small |" in text and "| Bilingual BERT | small |" in text
+    assert "### Table 2: OLS" in text and "| NER | wikisize |" in text
+    assert "### Fig. 3:" in text and "| mBERT: hi_a+hi_b+lo_a | base | lo_a |" in text
+    assert "### Fig. 4:" in text and "| step 10 | step 20 |" in text
+    card = text.split("### Reproduction scorecard")[1]
+    assert "not run" not in card.split("\n\n")[1] and card.count("| holds |") + card.count("| does not hold |") == 9
+    assert html.read_text().count("data:image/png;base64,") == 2
