@@ -1,0 +1,170 @@
+"""The lms2023 study: plan (teachers as student inputs, workdir-free hashes), budgets, Eq. 3 rows checked
+against independent computations, and the test scale end to end with its report."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mbertlab.errors import ConfigError, DataError
+from mbertlab.pretrain.config import PretrainConfig
+from mbertlab.pretrain.distill import final_mrr, teacher_dev_mrr
+from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.store.results import ResultsDB
+from mbertlab.studies.jobs import RunContext, job_hash, topological
+from mbertlab.studies.report import study_rows, write_report
+from mbertlab.studies.runner import run_study, study_jobs, study_status
+from mbertlab.studies.spec import load_spec
+
+LANGS = {"shared script": ["a100", "b100", "c50", "d30", "e20", "f10", "g10"],
+         "diverse script": ["a100", "xb100", "xc50", "xd30", "xe20", "xf10", "xg10"]}
+SHARES = [100, 100, 50, 30, 20, 10, 10]
+
+
+def _jobs(scale: str = "test"):
+    return topological(study_jobs(load_spec("lms2023", scale)))
+
+
+def test_spec_validates_and_plans_the_grid_at_every_scale():
+    for scale in ("test", "lab", "paper"):
+        spec = load_spec("lms2023", scale)
+        jobs = _jobs(scale)
+        kinds = Counter(j.kind for j in jobs)
+        seeds = len(spec.settings.seeds)
+        assert kinds["student"] == kinds["balance"] == 2 * seeds
+        assert kinds["pretrain"] == 2 * seeds * (7 + 2)  # teachers + HL + HL balanced per set and seed
+        assert kinds["budget"] == 4 and kinds["tokenizer"] == 2 and kinds["generate"] == 1
+
+
+def test_student_reads_its_teachers_from_inputs_and_its_hash_ignores_the_workdir(tmp_path):
+    jobs = _jobs()
+    for student in (j for j in jobs if j.kind == "student"):
+        config = student.config
+        assert config.objective == "distill"
+        teachers = student.inputs[1:]
+        assert [t.tag("lang") for t in teachers] == LANGS[student.tag("set")]
+        assert config.teachers == {t.tag("lang"): f"inputs[{i + 1}]" for i, t in enumerate(teachers)}
+        # each teacher trains on its language alone, with the set's one tokenizer; the student on balanced text
+        tok = {t.inputs[0].inputs[0] for t in teachers} | {student.inputs[0].inputs[0]}
+        assert len(tok) == 1 and all(t.inputs[0].config.languages == [t.tag("lang")] for t in teachers)
+        assert student.inputs[0].inputs[1].config.balanced
+    a, b = ArtifactStore(tmp_path / "one"), ArtifactStore(tmp_path / "two")
+    assert [job_hash(j, a) for j in jobs] == [job_hash(j, b) for j in jobs]
+
+
+def test_resolved_teachers_and_bad_references(tmp_path):
+    from mbertlab.studies.distill_stage import resolved_teachers
+
+    inputs = [Artifact("shards", "s", tmp_path / "s"), Artifact("pretrain", "t1", tmp_path / "t1"),
+              Artifact("pretrain", "t2", tmp_path / "t2")]
+    config = PretrainConfig(objective="distill", teachers={"x": "inputs[2]", "y": "inputs[1]"})
+    assert resolved_teachers(config, inputs).teachers == {"x": str(tmp_path / "t2"), "y": str(tmp_path / "t1")}
+    for bad in ("inputs[0]", "inputs[3]", "/some/path"):
+        with pytest.raises(ConfigError, match="teachers.x"):
+            resolved_teachers(PretrainConfig(objective="distill", teachers={"x": bad}), inputs)
+
+
+def test_budget_refuses_more_sentences_than_the_data_has(tmp_path):
+    from mbertlab.studies.distill_stage import BudgetConfig, budget_into
+
+    data = tmp_path / "data"
+    (data / "a" / "text").mkdir(parents=True)
+    (data / "a" / "text" / "train.txt").write_text("x y\n" * 5)
+    (data / "a" / "text" / "dev.txt").write_text("x\n")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(DataError, match="5 training sentences"):
+        budget_into(BudgetConfig(languages={"a": 6}), Artifact("generate", "h", data), tmp_path / "out")
+
+
+def test_unknown_language_and_too_little_data_are_config_errors():
+    with pytest.raises(ConfigError, match="unknown language 'zz'"):
+        study_jobs(load_spec("lms2023", "test", ["sets=[{name: s, source: zz, languages: [{name: zz, share: 1, "
+                                                  "group: low}, {name: a100, share: 2, group: high}]}]"]))
+    with pytest.raises(ConfigError, match="needs 1000"):
+        study_jobs(load_spec("lms2023", "test", ["unit=10"]))
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lms2023")
+    spec = load_spec("lms2023", "test")
+    ctx = RunContext(ArtifactStore(tmp), ResultsDB(tmp / "results.db"), "lms2023")
+    run_study(spec, ctx, jobs=1)
+    return spec, ctx
+
+
+def _artifact(ctx, job) -> Path:
+    from mbertlab.studies.jobs import STAGE_KINDS
+
+    return ctx.store.workdir / STAGE_KINDS.get(job.kind).stage / job_hash(job, ctx.store)
+
+
+def test_test_scale_builds_everything_with_the_papers_proportions(study):
+    spec, ctx = study
+    assert {s.state for s in study_status(spec, ctx.store)} == {"done"}
+    unit = spec.settings.unit
+    for job in (j for j in _jobs() if j.kind == "budget"):
+        langs = LANGS[job.tag("set")]
+        out = _artifact(ctx, job)
+        counts = [len((out / l / "text" / "train.txt").read_text().splitlines()) for l in langs]
+        assert counts == ([min(SHARES) * unit] * 7 if job.config.balanced else [s * unit for s in SHARES])
+        generated = _artifact(ctx, job.inputs[0])
+        assert all((out / l / "text" / "dev.txt").read_bytes() == (generated / l / "text" / "dev.txt").read_bytes()
+                   for l in langs)
+    student = next(j for j in _jobs() if j.kind == "student")
+    stored = json.loads((_artifact(ctx, student) / "config.json").read_text())
+    assert stored["teachers"]["a100"] == "inputs[1]"  # the artifact records positions, not paths
+
+
+def test_eq3_rows_equal_independent_computations(study):
+    spec, ctx = study
+    for balance in (j for j in _jobs() if j.kind == "balance"):
+        where = str(_artifact(ctx, balance))
+        rows = [r for r in ctx.results.query(study="lms2023") if r.artifact == where]
+        mrr = {(r.model, r.test_lang): r.value for r in rows if r.metric == "mlm_mrr"}
+        langs = LANGS[balance.tag("set")]
+        shards, models, teachers = balance.inputs[0], balance.inputs[1:4], balance.inputs[4:]
+        # teachers: the distillation module's own scorer on the same shards and eval keys
+        config = PretrainConfig(seed=balance.config.seed, seq_len=balance.config.seq_len,
+                                eval_batches=balance.config.eval_batches,
+                                teachers={t.tag("lang"): str(_artifact(ctx, t)) for t in teachers})
+        assert teacher_dev_mrr(config, _artifact(ctx, shards)) == pytest.approx(
+            {l: mrr[("teacher", l)] for l in langs}, abs=1e-6)
+        # models: the MRR their own training run logged (same dev text, seed and eval keys)
+        for variant, job in zip(balance.config.models, models):
+            assert final_mrr(_artifact(ctx, job)) == pytest.approx({l: mrr[(variant, l)] for l in langs}, abs=1e-6)
+            eq3 = {r.test_lang: r.value for r in rows if r.metric == "eq3" and r.model == variant}
+            diff = {l: mrr[(variant, l)] - mrr[("teacher", l)] for l in langs}
+            assert {l: eq3[l] for l in langs} == pytest.approx(diff)
+            groups = dict(balance.config.groups, all=langs)
+            assert {g: eq3[g] for g in groups} == pytest.approx({g: np.mean([diff[l] for l in ls])
+                                                                for g, ls in groups.items()})
+
+
+def test_report_has_the_papers_rows_and_group_columns(study):
+    spec, ctx = study
+    rows = study_rows(spec, ctx)  # job tags merged into extra
+    probes = {(r.extra["set"], r.extra["variant"], r.task, r.test_lang) for r in rows
+              if r.metric in ("accuracy", "f1") and r.split == "test" and r.test_lang != "avg"}
+    assert probes == {(s, v, t, l) for s, langs in LANGS.items() for v in ("HL", "HL balanced", "distilled")
+                      for t in ("upos", "ner") for l in langs}
+    md, html = write_report(spec, ctx)
+    text = md.read_text()
+    assert text.count("| model | MRR low | MRR high | MRR all | Eq. 3 low | Eq. 3 high | Eq. 3 all |") == 2
+    assert text.count("| model | in-language low | in-language high | in-language all | zero-shot low | "
+                      "zero-shot high | zero-shot all |") == 4
+    for name in ("shared script", "diverse script"):
+        section = text.split(f"### MLM MRR and Eq. 3 balance, {name}")[1].split("###")[0]
+        for variant in ("HL", "HL balanced", "distilled"):
+            line = next(l for l in section.splitlines() if l.startswith(f"| {variant} |"))
+            assert "—" not in line
+    card = text.split("### Reproduction scorecard")[1].split("![")[0]
+    verdicts = {l.split(" | ")[0][2:]: l.split(" | ")[2] for l in card.splitlines() if l.startswith("| ")}
+    ids = {"student-beats-balanced-low", "student-beats-hl-low", "hl-favours-high", "student-retains-high",
+           "student-zero-shot-pos-low"}
+    assert set(verdicts) - {"finding", "---"} == ids
+    assert all(verdicts[i] in ("holds", "does not hold") for i in ids)
+    assert html.read_text().count("data:image/png;base64,") == 2
