@@ -71,6 +71,27 @@ def test_parallel_workers_build_each_job_once(tmp_path):
         table_text(spec_serial, tmp_path / "w2").replace(str(tmp_path / "serial"), str(tmp_path))
 
 
+def children(pid: int) -> list[int]:
+    """Processes whose parent is `pid` (from /proc, so no procps is needed)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"
+
+
 @pytest.mark.slow
 def test_sigkill_mid_study_then_rerun(tmp_path):
     spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=1.0)
@@ -80,8 +101,13 @@ def test_sigkill_mid_study_then_rerun(tmp_path):
     deadline = time.time() + 60
     while len(builds(tmp_path)) < 2 and time.time() < deadline:
         time.sleep(0.05)
+    workers = children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    deadline = time.time() + 10
+    while any(alive(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
+    assert workers and not any(alive(pid) for pid in workers)  # the workers died with the runner
     before = builds(tmp_path)
     assert 2 <= len(before) < 6
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

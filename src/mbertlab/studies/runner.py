@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -72,8 +74,17 @@ def build_job(job: Job, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return STAGE_KINDS.get(job.kind).build(job.config, inputs, ctx)
 
 
-def _set_threads(threads: str) -> None:
+def _init_worker(threads: str) -> None:
+    """A worker's share of the cores; and it dies with the runner (a killed `study run` must not leave
+    workers waiting forever on a pipe nobody writes to)."""
     os.environ["MBERTLAB_THREADS"] = threads
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the runner died before the signal was armed
+        os._exit(1)
 
 
 def _worker_build(job: Job, inputs: list[Artifact], workdir: str, results_path: str, study: str) -> Artifact:
@@ -127,7 +138,7 @@ def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
     running: dict[Future, JobStatus] = {}
     spawn = multiprocessing.get_context("spawn")
     threads = str(max(1, cpu_count() // jobs))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, initializer=_set_threads,
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, initializer=_init_worker,
                              initargs=(threads,)) as pool:
         while pending or running:
             for status in [s for s in pending if all(i in built for i in s.job.inputs)]:
