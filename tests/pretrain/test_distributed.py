@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 
+import pytest
 import torch
 from safetensors.torch import load_file
 
@@ -93,3 +94,34 @@ def test_pretrain_command_under_torchrun(tmp_path, src_shards):
     a = load_file(str(built / "model" / "model.safetensors"))
     b = load_file(str(Path(single) / "model" / "model.safetensors"))
     assert Path(single).name == built.name and all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
+
+
+@pytest.mark.slow
+def test_pretrain_stage_of_a_study_under_torchrun(tmp_path, src_shards):
+    """A study's pretrain stage with gpus > 1 (what the SLURM executor submits): every rank builds through the
+    stage, rank 0 owns the artifact, and the weights equal one process's."""
+    import shutil
+
+    import mbertlab.studies.designs  # noqa: F401  (registers the stage kinds)
+    from mbertlab.pretrain.config import PretrainConfig
+    from mbertlab.pretrain.loop import pretrain_into
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.studies.executors import StageTask
+    from mbertlab.studies.jobs import Job, job_hash
+    from mbertlab.tokenizers.shards import ShardsConfig
+
+    store = ArtifactStore(tmp_path / "w")
+    shards = Job("shards", ShardsConfig(languages=["src"]))
+    shutil.copytree(src_shards, store.workdir / "shards" / job_hash(shards, store))
+    config = PretrainConfig.model_validate({**TINY, "steps": 4, "checkpoint_every": 2})
+    job = Job("pretrain", config, (shards,))
+    StageTask(job, str(store.workdir), str(tmp_path / "results.db"), "t", gpus=2)()
+    built = store.find("pretrain", job_hash(job, store))
+    assert built is not None and (built.path / "meta.json").is_file()
+    assert not list((store.workdir / "pretrain").glob(".partial-*"))
+    single = tmp_path / "single"
+    single.mkdir()
+    pretrain_into(config, src_shards, single)
+    a = load_file(str(built.path / "model" / "model.safetensors"))
+    b = load_file(str(single / "model" / "model.safetensors"))
+    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)

@@ -26,16 +26,11 @@ def pretrain(
     from mbertlab.config import load_config
     from mbertlab.pretrain.config import PretrainConfig
     from mbertlab.pretrain.distributed import world_from_env
-    from mbertlab.pretrain.loop import pretrain_into
+    from mbertlab.pretrain.loop import build_pretrain
     from mbertlab.store.artifacts import ArtifactStore
 
     store = ArtifactStore(state(ctx).workdir)
-    source = store.open(shards, "shards")
     cfg = load_config(PretrainConfig, config, set_)
-    world = world_from_env()
-    if not world.main:  # other ranks train in rank 0's build directory and write nothing
-        partial = store.workdir / "pretrain" / f".partial-{store.hash_for('pretrain', cfg, [source])}"
-        pretrain_into(cfg, source.path, partial)
-        return
-    artifact = store.build("pretrain", cfg, lambda out: pretrain_into(cfg, source.path, out), [source], resumable=True)
-    typer.echo(str(artifact.path))
+    artifact = build_pretrain(store, cfg, store.open(shards, "shards"))
+    if world_from_env().main:
+        typer.echo(str(artifact.path))

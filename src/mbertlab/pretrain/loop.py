@@ -26,6 +26,7 @@ from mbertlab.pretrain.model import bf16_supported, load_model, masked_logits, n
 from mbertlab.pretrain.schedule import lr_at
 from mbertlab.progress import progress
 from mbertlab.runtime import seed_everything, setup_torch
+from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.tokenizers.shards import ShardReader
 
 log = logging.getLogger("mbertlab")
@@ -51,6 +52,18 @@ class TrainState:
         torch.set_rng_state(state["torch"])
         random.setstate(state["python"])
         np.random.set_state(state["numpy"])
+
+
+def build_pretrain(store: ArtifactStore, config: PretrainConfig, shards: Artifact) -> Artifact:
+    """The pretrain artifact, also under torchrun: rank 0 owns the store's build (lock, `.partial-<hash>`,
+    rename); the other ranks train in that same directory and write nothing, so no rank waits on a lock
+    the others hold."""
+    if not world_from_env().main:
+        hash_ = store.hash_for("pretrain", config, [shards])
+        pretrain_into(config, shards.path, store.workdir / "pretrain" / f".partial-{hash_}")
+        return Artifact("pretrain", hash_, store.workdir / "pretrain" / hash_)
+    return store.build("pretrain", config, lambda out: pretrain_into(config, shards.path, Path(out)), [shards],
+                       resumable=True)
 
 
 def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:

@@ -183,10 +183,9 @@ def _build_shards(config: ShardsConfig, inputs: list[Artifact], ctx: RunContext)
 
 
 def _build_pretrain(config: PretrainConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.pretrain.loop import pretrain_into
+    from mbertlab.pretrain.loop import build_pretrain
 
-    return ctx.store.build("pretrain", config, lambda out: pretrain_into(config, inputs[0].path, Path(out)),
-                           inputs, resumable=True)
+    return build_pretrain(ctx.store, config, inputs[0])  # every torchrun rank calls this
 
 
 def _build_transfer(config: TransferConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
