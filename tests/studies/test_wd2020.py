@@ -189,5 +189,5 @@ def test_report_has_the_papers_tables_and_a_full_scorecard(ran):
     assert "### Fig. 3:" in text and "| mBERT: hi_a+hi_b+lo_a | base | lo_a |" in text
     assert "### Fig. 4:" in text and "| step 10 | step 20 |" in text
     card = text.split("### Reproduction scorecard")[1]
-    assert "not run" not in card.split("\n\n")[1] and card.count("| holds |") + card.count("| does not hold |") == 9
+    assert "not run" not in card.split("\n\n")[1] and card.count("| holds |") + card.count("| does not hold |") == 12
     assert html.read_text().count("data:image/png;base64,") == 2

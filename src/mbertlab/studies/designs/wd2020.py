@@ -230,8 +230,9 @@ def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settin
     from mbertlab.transfer.config import TransferConfig
 
     pattern, fmt = stages.TASK_FILES[data.kind][s.curve.task]
-    files = {split: {"lang": lang.name, "split": split, "path": pattern.format(lang=lang.name, split=split),
-                     "format": fmt} for split in ("train", "dev", "test") if _has_split(data, s.curve.task, lang.name, split)}
+    splits = [sp for sp in ("train", "dev", "test") if _has_split(data, s.curve.task, lang.name, sp)]
+    files = {sp: {"lang": lang.name, "split": sp, "path": pattern.format(lang=lang.name, split=sp), "format": fmt}
+             for sp in splits}
     keys = {**_finetune(s, lang), "task": s.curve.task, "mode": "finetune", "seed": seed, "train": files["train"],
             "evaluate": [f for k, f in files.items() if k != "train"]}
     transfer = parse_config(TransferConfig, keys, "study key 'finetune'")

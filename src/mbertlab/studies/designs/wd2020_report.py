@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+import numpy as np
+
 from mbertlab.report.render import Plot, Report
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.results import ResultRow
@@ -142,19 +144,29 @@ def _regression_table(s, data: Rows) -> Table:
         rows = [r for _, r in data.rows("wd2020_regress", task=task)]
         if not rows:
             continue
-        get = lambda metric, mode, factor=None: next(  # noqa: E731
-            (r for r in rows if r.metric == metric and r.mode == mode
-             and (factor is None or r.extra.get("factors") == [factor] or mode == "multivariate")), None)
         for factor in s.regression.factors:
-            uni, multi = get(f"coef:{factor}", "univariate", factor), get(f"coef:{factor}", "multivariate")
-            r2u, r2m = get("r2", "univariate", factor), get("r2", "multivariate")
-            num = lambda r, k="value", d=3: "—" if r is None else f"{(r.value if k == 'value' else r.extra[k]):.{d}g}"  # noqa: E731
-            body.append([METRIC[task][1], factor, num(uni), num(uni, "p_value"), num(r2u), num(multi),
-                         num(multi, "p_value"), num(r2m), str(multi.extra["nobs"]) if multi else "—"])
-    return Table(f"Table 2: OLS of in-language {s.regression.encoder} scores (0–1) on resource factors", columns, body,
+            uni, multi = _fit_row(rows, f"coef:{factor}", factor), _fit_row(rows, f"coef:{factor}")
+            r2u, r2m = _fit_row(rows, "r2", factor), _fit_row(rows, "r2")
+            body.append([METRIC[task][1], factor, _num(uni), _num(uni, "p_value"), _num(r2u), _num(multi),
+                         _num(multi, "p_value"), _num(r2m), str(multi.extra["nobs"]) if multi else "—"])
+    return Table(f"Table 2: OLS of in-language {s.regression.encoder} scores (0–1) on resource factors", columns,
+                 body,
                  note="Univariate: one fit per factor; multivariate: all factors together. Factors are rows written "
                  "by the sizes stage (WikiSize from the corpus statistics, task training sentences counted in "
                  "the task files), scores are the transfer rows of every language and seed.")
+
+
+def _fit_row(rows: list[ResultRow], metric: str, factor: str | None = None) -> ResultRow | None:
+    """The univariate fit's row of `factor`, or the multivariate fit's row when no factor is given."""
+    for r in rows:
+        if r.metric == metric and (r.mode == "univariate" and r.extra.get("factors") == [factor]
+                                   if factor else r.mode == "multivariate"):
+            return r
+    return None
+
+
+def _num(row: ResultRow | None, key: str = "value") -> str:
+    return "—" if row is None else f"{(row.value if key == 'value' else row.extra[key]):.3g}"
 
 
 def _variants_table(s, data: Rows) -> Table:
@@ -208,13 +220,16 @@ def _vocab_plot(s, data: Rows) -> Plot:
                 "fig3-vocab")
 
 
+def _dev_or_test(scores: list[tuple[str, float]]) -> list[float]:
+    """The dev scores of a checkpoint's fine-tunings, or test where the task data has no dev file."""
+    return [v for sp, v in scores if sp == "dev"] or [v for sp, v in scores if sp == "test"]
+
+
 def _checkpoint_table(s, data: Rows) -> tuple[Table, Plot]:
     from mbertlab.studies.vocab_stage import line_png
 
-    task = s.curve.task
-    metric, name = METRIC[task]
-    series: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    split_used = "dev"
+    metric, name = METRIC[s.curve.task]
+    series: dict[tuple[str, str], dict[int, list]] = defaultdict(lambda: defaultdict(list))
     for tags, r in data.rows("wd2020_checkpoint"):
         if r.metric == metric and r.test_lang == tags.get("lang"):
             series[(tags["encoder"], tags["lang"])][int(tags["step"])].append((r.split, r.value))
@@ -222,15 +237,11 @@ def _checkpoint_table(s, data: Rows) -> tuple[Table, Plot]:
     columns = ["encoder", "language"] + [f"step {st}" for st in steps]
     body, lines = [], {}
     for (enc, lang), per in sorted(series.items()):
-        def pick(values):
-            dev = [v for sp, v in values if sp == "dev"]
-            return dev or [v for sp, v in values if sp == "test"]
-        body.append([ENCODER_NAMES[enc], lang] + [_cell(pick(per.get(st, []))) for st in steps])
-        lines[f"{lang} ({ENCODER_NAMES[enc]})"] = [(st, 100 * sum(pick(per[st])) / len(pick(per[st])))
-                                                   for st in steps if pick(per.get(st, []))]
-    table = Table(f"Fig. 4: {split_used} {name} ({metric}) of low-resource languages after fine-tuning each saved "
+        body.append([ENCODER_NAMES[enc], lang] + [_cell(_dev_or_test(per.get(st, []))) for st in steps])
+        lines[f"{lang} ({ENCODER_NAMES[enc]})"] = [(st, 100 * float(np.mean(_dev_or_test(per[st]))))
+                                                   for st in steps if _dev_or_test(per.get(st, []))]
+    table = Table(f"Fig. 4: dev {name} ({metric}) of low-resource languages after fine-tuning each saved "
                   "pretraining checkpoint (first seed, base encoders)", columns, body,
                   note="Dev split where the task data has one, else test.")
-    return table, Plot(f"Fig. 4: {name} by pretraining step", line_png(f"{name} by pretraining step", lines,
-                                                                         "pretraining step", f"dev {metric} (%)"),
-                       "fig4-checkpoints")
+    plot = line_png(f"{name} by pretraining step", lines, "pretraining step", f"dev {metric} (%)")
+    return table, Plot(f"Fig. 4: {name} by pretraining step", plot, "fig4-checkpoints")
