@@ -56,8 +56,11 @@ def test_every_factor_reaches_the_stage_configs():
     assert _jobs(spec, "tokenizer", "char tokens")[0].config.kind == "char"
     assert _jobs(spec, "tokenizer", "word tokens")[0].config.kind == "word"
     assert _jobs(spec, "tokenizer", "Fake-English")[0].config.kind == "wordpiece"
-    # lab: three seeds per condition; the unigram target has no XNLI files, so NER only, with its control
-    assert len(_jobs(spec, "pretrain", "depth 1/4")) == 3
+    # lab: two seeds per condition, three for the unigram target, which has no XNLI files (NER only, with
+    # its random-init control); characters see as many tokens per step as word pieces
+    assert len(_jobs(spec, "pretrain", "depth 1/4")) == 2 and len(_jobs(spec, "pretrain", "unigram corpus")) == 3
+    char = _jobs(spec, "pretrain", "char tokens")[0].config
+    assert char.seq_len * char.batch_size == base.seq_len * base.batch_size
     unigram = _jobs(spec, "transfer", "unigram corpus")
     assert {(j.config.task, j.config.mode) for j in unigram} == {("ner", "finetune"), ("ner", "random_init")}
     mixed = [j for j in _jobs(spec, "transfer", "Fake-English")
