@@ -191,3 +191,43 @@ def test_report_has_the_papers_tables_and_a_full_scorecard(ran):
     card = text.split("### Reproduction scorecard")[1]
     assert "not run" not in card.split("\n\n")[1] and card.count("| holds |") + card.count("| does not hold |") == 12
     assert html.read_text().count("data:image/png;base64,") == 2
+
+
+def test_real_data_plans_through_the_corpus_stage(tmp_path, shared_data):
+    """Real text: the corpus stage measures WikiSize; only tasks with train and test files are fine-tuned."""
+    path = tmp_path / "real.yaml"
+    path.write_text(f"""
+name: real
+design: wd2020
+data:
+  kind: files
+  root: {shared_data}
+  languages:
+    en:
+      text: [raw_text/en.txt]
+      upos: {{train: udpos_xtreme/train-en.tsv, test: ud/en_partut-ud-test.conllu}}
+      ner: {{train: ner/conll2003/eng.train, test: ner/conll2003/eng.testb}}
+    af:
+      text: [raw_text/af.txt]
+      max_sentences: 500
+      upos: {{train: udpos_xtreme/train-af.tsv, dev: udpos_xtreme/dev-af.tsv, test: ud/af_afribooms-ud-test.conllu}}
+    ru:
+      text: [raw_text/ru.txt]
+      upos: {{test: ud/ru_gsd-ud-test.conllu}}
+languages:
+  - {{name: en, resource: high}}
+  - {{name: ru, resource: high}}
+  - {{name: af, resource: low, related: en}}
+variants: [{{name: base}}]
+seeds: [0]
+curve: {{task: upos}}
+regression: {{factors: [wikisize]}}
+""", encoding="utf-8")
+    jobs = study_jobs(load_spec(path, "lab"))
+    (sizes,) = [j for j in jobs if j.kind == "wd2020_sizes"]
+    assert [i.kind for i in sizes.inputs] == ["corpus", "taskdata"]
+    scored = {(j.tag("encoder"), j.config.task, j.config.train[0].lang) for j in jobs if j.kind == "transfer"}
+    assert scored == {("multilingual", "upos", "en"), ("multilingual", "ner", "en"), ("multilingual", "upos", "af"),
+                      ("monolingual", "upos", "af"), ("bilingual", "upos", "af")}
+    curve = [j for j in jobs if j.kind == "wd2020_checkpoint"]
+    assert len(curve) == 3 * 2 and {f.split for j in curve for f in j.config.transfer.evaluate} == {"dev", "test"}

@@ -132,14 +132,14 @@ def plan(spec: StudySpec) -> list[Job]:
             for lang in evaluated:
                 ltags = tags + (("seed", str(seed)), ("lang", lang.name), ("resource", lang.resource))
                 for task in s.tasks:
-                    if not stages.task_languages(data, task, [lang.name]):
+                    if not has_task(data, task, lang.name):
                         continue
                     job = stages.transfer_job(model, data, task, lang.name, [lang.name], _finetune(s, lang), seed,
                                               "finetune", ltags + (("checkpoint", "final"),))
                     transfers.setdefault((encoder, variant.name), []).append(job)
                     jobs.append(job)
                 if s.curve and seed == s.seeds[0] and variant is s.variants[0] and encoder in s.curve.encoders \
-                        and lang.resource == "low" and stages.task_languages(data, s.curve.task, [lang.name]):
+                        and lang.resource == "low" and has_task(data, s.curve.task, lang.name):
                     jobs += _curve_jobs(s, model, data, lang, settings, seed, ltags)
     if s.regression:
         jobs += _regression_jobs(s, sizes, transfers.get((s.regression.encoder, s.variants[0].name), []))
@@ -170,7 +170,7 @@ def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
     for lang in s.languages:
         tasks = [{"task": t, "path": stages.TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
                   "cap": _finetune(s, lang).get("max_train_sentences")}
-                 for t in s.tasks if stages.task_languages(data, t, [lang.name])]
+                 for t in s.tasks if has_task(data, t, lang.name)]
         langs.append({"name": lang.name, "tasks": tasks})
     return Job("wd2020_sizes", SizesConfig(languages=langs), (text, data), label="sizes (WikiSize)")
 
@@ -244,10 +244,19 @@ def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settin
 
 def _has_split(data: Job, task: str, lang: str, split: str) -> bool:
     """Generated languages have every split; real task data has the files the spec names."""
+    from mbertlab.studies import stages
+
+    if task not in stages.TASK_FILES[data.kind]:
+        return False
     if data.kind == "generate":
         return True
     files = {l.name: getattr(l, task) for l in data.config.languages}
     return split in files.get(lang, {})
+
+
+def has_task(data: Job, task: str, lang: str) -> bool:
+    """In-language fine-tuning needs the language's training and test files of the task."""
+    return _has_split(data, task, lang, "train") and _has_split(data, task, lang, "test")
 
 
 def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> list[Job]:
