@@ -41,15 +41,17 @@ def test_test_scale_runs_every_part_of_the_grid(run):
             assert {(task, mode, l) for l in LANGS + ("avg",)} <= scored, (task, mode)
     for task in ("upos", "parse"):  # the strategy tasks at test scale
         assert {(task, m, "avg") for m in ("freeze", "feature")} <= scored
-    freeze = sorted({j.config.freeze_layers for j in study_jobs(spec) if j.kind == "transfer" and j.config.mode == "freeze"})
+    transfers = [j for j in study_jobs(spec) if j.kind == "transfer"]
+    freeze = sorted({j.config.freeze_layers for j in transfers if j.config.mode == "freeze"})
     assert freeze == [1, 2]  # layers 0 and 0-1 of a 2-layer encoder
-    gold = [j for j in study_jobs(spec) if j.kind == "transfer" and j.config.gold_upos]
+    gold = [j for j in transfers if j.config.gold_upos]
     assert len(gold) == 1 and gold[0].tag("upos_input") == "gold"
     langid = [r for r in rows if r.task == "langid"]
-    assert sorted((r.mode, r.extra["layer"]) for r in langid) == [(m, l) for m in ("probe", "random_init") for l in range(3)]
+    expected = [(mode, layer) for mode in ("probe", "random_init") for layer in range(3)]
+    assert sorted((r.mode, r.extra["layer"]) for r in langid) == expected
     # every fine-tuned model is selected on the source dev set (no target data)
-    for job in study_jobs(spec):
-        if job.kind == "transfer" and job.config.mode != "majority":
+    for job in transfers:
+        if job.config.mode != "majority":
             assert [(f.lang, f.split) for f in job.config.evaluate if f.split == "dev"] == [("src", "dev")]
 
 
@@ -202,3 +204,55 @@ def test_permutation_null_separates_a_real_correlation():
     assert strong["r"] == pytest.approx(np.corrcoef(xs, points[("upos", "p_type")][1])[0, 1])
     assert strong["r"] > strong["null95"] and weak["r"] < weak["null95"]
     assert out[("pooled", "p_type")]["r"] == pytest.approx(strong["r"])  # z-scoring one task keeps r
+
+
+def test_real_task_files_with_an_existing_encoder(run, tmp_path, shared_data):
+    """The paper's setting on real files (../shared/data): en -> es, de with an existing encoder directory;
+    XNLI trained on part of the English dev set (the shared data has no MultiNLI train file)."""
+    import yaml
+
+    _, first = run
+    encoder = next((first.store.workdir / "pretrain").glob("[0-9a-f]*")) / "model"
+    ud, ner, xnli = "ud/", "ner/", "xnli/xtreme/"
+    spec_file = tmp_path / "wd2019-real.yaml"
+    spec_file.write_text(yaml.safe_dump({
+        "name": "wd2019-real", "design": "wd2019", "seeds": [0], "langid": {"sentences": 20},
+        "overlap": {"sentences": 100}, "finetune": {"epochs": 1, "batch_size": 16, "max_train_sentences": 60,
+                                                  "max_eval_sentences": 20, "lstm_hidden": 16},
+        "data": {"kind": "files", "root": str(shared_data), "languages": {
+            "en": {"text": "raw_text/en.txt", "tasks": {
+                "upos": {"train": {"path": ud + "en_partut-ud-train.conllu"},
+                         "dev": {"path": ud + "en_partut-ud-dev.conllu"},
+                         "test": {"path": ud + "en_partut-ud-test.conllu"}},
+                "ner": {"train": {"path": ner + "conll2003/eng.train"}, "dev": {"path": ner + "conll2003/eng.testa"},
+                        "test": {"path": ner + "conll2003/eng.testb"}},
+                "xnli": {"train": {"path": xnli + "dev-en.tsv", "end": 2000},
+                         "dev": {"path": xnli + "dev-en.tsv", "start": 2000}}}},
+            "es": {"text": "raw_text/es.txt", "tasks": {
+                "upos": {"test": {"path": ud + "es_gsd-ud-test.conllu"}},
+                "ner": {"test": {"path": ner + "conll2002/esp.testb"}},
+                "xnli": {"test": {"path": xnli + "dev-es.tsv"}}}},
+            "de": {"text": "raw_text/de.txt", "tasks": {
+                "upos": {"test": {"path": ud + "de_gsd-ud-test.conllu"}},
+                "xnli": {"test": {"path": xnli + "dev-de.tsv"}}}}}},
+        "source": "en", "encoder": str(encoder),
+        "tasks": ["xnli", "ner", "upos"], "strategy_tasks": ["upos"], "strategies": ["finetune", "feature"],
+        "gold_upos": False}))
+    spec = load_spec(spec_file)
+    jobs = study_jobs(spec)
+    assert "pretrain" not in {j.kind for j in jobs} and sum(j.kind == "task_files" for j in jobs) == 1
+    ctx = RunContext(ArtifactStore(tmp_path / "work"), ResultsDB(tmp_path / "results.db"), "wd2019-real")
+    run_study(spec, ctx, jobs=1)
+    rows = ctx.results.query()
+    tested = {(r.task, r.test_lang) for r in rows if r.split == "test" and r.mode == "finetune"}
+    assert tested == {("xnli", l) for l in ("es", "de", "avg")} | {("ner", "en"), ("ner", "es")} | \
+        {("upos", l) for l in ("en", "es", "de", "avg")}
+    # the English XNLI rows: dev = examples 2000.. of the file, selected on; no English test set listed
+    xnli_en = {r.split for r in rows if r.task == "xnli" and r.test_lang == "en" and r.metric == "accuracy"}
+    assert xnli_en == {"dev"}
+    assert {r.test_lang for r in rows if r.task == "overlap"} == {"es", "de"}
+    assert {r.extra["layer"] for r in rows if r.task == "langid"} == {0, 1, 2}
+    # a missing file is named with its spec key before anything runs
+    spec_file.write_text(spec_file.read_text().replace("es_gsd-ud-test", "es_missing-test"))
+    with pytest.raises(ConfigError, match=r"data.languages.es.tasks.upos.test"):
+        study_jobs(load_spec(spec_file))

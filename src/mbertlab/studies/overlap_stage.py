@@ -113,16 +113,20 @@ def selected_scores(transfer: Path) -> tuple[dict, dict[str, dict[str, float]]]:
 
 
 def task_points(config: CorrelateConfig, overlap: dict, transfers: list[Path]) -> dict[str, tuple[list, list]]:
-    """Per task and overlap kind: [(overlap, score)] over the targets, as {(task, kind): (xs, ys)}."""
+    """Per task and overlap kind: [(overlap, score)] over the targets the task was tested on, as
+    {(task, kind): (xs, ys)}."""
     points = {}
     for path in transfers:
         tconfig, scores = selected_scores(path)
         task = tconfig["task"]
         metric = config.metrics[task]
+        tested = {f["lang"] for f in tconfig["evaluate"] if f["split"] == "test"}
         for kind in OVERLAPS:
             xs, ys = [], []
             for target, values in overlap.items():
                 key = f"{target}.test"
+                if target not in tested:
+                    continue  # real data: a target without this task's test set is not a point of its task
                 if key not in scores:
                     raise DataError(f"{path}: no test score for target {target!r} (needed for the correlation)")
                 xs.append(values[kind])

@@ -15,13 +15,14 @@ Controls: the majority label per task.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.studies import hf_encoder_stage, overlap_stage  # noqa: F401  (register their stage kinds)
+from mbertlab.studies import hf_encoder_stage, overlap_stage, task_files_stage  # noqa: F401  (stage kinds)
 from mbertlab.studies.designs import DESIGNS, Design
 from mbertlab.studies.designs.conditions import GeneratedData
 from mbertlab.studies.jobs import Job
@@ -46,9 +47,35 @@ class OverlapSettings(Config):
     sentences: int = Field(2000, ge=1, description="Training-text lines per language tokenized for p_type/p_token.")
 
 
+FORMATS = {"xnli": "xnli", "mldoc": "mldoc", "ner": "ner", "upos": "conllu", "parse": "conllu"}
+TEXT = "{lang}/text/{split}.txt"  # where a language's text is, in generated data and in task_files artifacts
+
+
+class SplitFile(Config):
+    path: str = Field(description="Relative to data.root.")
+    format: Literal["conllu", "ner", "udpos", "xnli", "mldoc"] | None = Field(None, description="Default: the "
+                                                                              "task's (udpos for UPOS .tsv files).")
+    start: int = Field(0, ge=0, description="Use examples [start, end), e.g. to split one dev file in two.")
+    end: int | None = Field(None, ge=1)
+
+
+class RealLanguage(Config):
+    text: str | None = Field(None, description="One sentence per line (language ID and overlap statistics).")
+    tasks: dict[Task, dict[Literal["train", "dev", "test"], SplitFile]] = Field(default_factory=dict)
+
+
+class FilesData(Config):
+    """Real task files for an existing encoder (the paper: mBERT on XNLI, MLDoc, CoNLL NER and UD)."""
+
+    kind: Literal["files"]
+    root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
+    languages: dict[str, RealLanguage] = Field(min_length=2)
+
+
 class Wd2019Settings(Config):
-    data: GeneratedData = Field(default_factory=GeneratedData, description="Generated languages (every task "
-                                "of the paper has files: UD, NER, XNLI- and MLDoc-style sets).")
+    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages "
+                                            "(every task of the paper has files) or real files (kind: files, "
+                                            "with `encoder`).")
     source: str = Field("src", description="The language every task is fine-tuned on (the paper: English).")
     targets: list[str] | None = Field(None, description="Zero-shot targets (default: every other language).")
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
@@ -104,7 +131,7 @@ def study_languages(spec: StudySpec, data: Job) -> tuple[list[str], list[str]]:
     from mbertlab.studies import stages
 
     s: Wd2019Settings = spec.settings  # type: ignore[assignment]
-    available = stages.data_languages(data)
+    available = stages.data_languages(data) if data.kind == "generate" else list(s.data.languages)
     targets = s.targets if s.targets is not None else [l for l in available if l != s.source]
     unknown = [l for l in [s.source, *targets] if l not in available]
     if unknown:
@@ -115,12 +142,23 @@ def study_languages(spec: StudySpec, data: Job) -> tuple[list[str], list[str]]:
     return [s.source, *targets], targets
 
 
+def data_job(spec: StudySpec) -> Job:
+    from mbertlab.studies import stages
+    s: Wd2019Settings = spec.settings  # type: ignore[assignment]
+    if s.data.kind == "generated":
+        return stages.generate_job(s.data.preset, s.data.seed, s.data.set)
+    if s.encoder is None:
+        raise ConfigError(f"{spec.source}: key 'encoder': real task files (data.kind: files) need an existing "
+                          "encoder directory (the paper used mBERT); this design pretrains only on generated data")
+    return task_files_for(s.data, Path(spec.source).parent)
+
+
 def plan(spec: StudySpec) -> list[Job]:
     from mbertlab.studies import stages
     from mbertlab.studies.hf_encoder_stage import hf_encoder_job
 
     s: Wd2019Settings = spec.settings  # type: ignore[assignment]
-    data = stages.generate_job(s.data.preset, s.data.seed, s.data.set)
+    data = data_job(spec)
     languages, targets = study_languages(spec, data)
     levels = freeze_levels(s, encoder_depth(s))
     jobs: list[Job] = []
@@ -139,7 +177,6 @@ def plan(spec: StudySpec) -> list[Job]:
 
 def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], targets: list[str],
                levels: list[int], seed: int) -> list[Job]:
-    from mbertlab.studies import stages
     from mbertlab.studies.overlap_stage import correlate_job, overlap_job
 
     tags = (("seed", str(seed)),)
@@ -157,14 +194,14 @@ def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str],
     if s.gold_upos and "parse" in s.tasks:
         jobs.append(_transfer(s, encoder, data, "parse", languages, seed, "finetune", {"gold_upos": True},
                               tags + (("strategy", FINETUNE_ALL),) + _pos_tag("parse", True)))
-    if s.langid is not None:
+    with_text = text_languages(s, data, languages)
+    if s.langid is not None and len(with_text) >= 2:
         for random_init in (False, True) if s.langid.random_init else (False,):
             control = (("control", "random_init" if random_init else "pretrained"),)
-            jobs.append(stages.langid_job(encoder, data, languages, s.langid.sentences, seed, random_init,
-                                          tags + control))
-    if s.overlap is not None:
-        overlap = overlap_job(encoder, data, s.source, targets, s.overlap.sentences,
-                              stages.TEXT_FILES[data.kind], tags)
+            jobs.append(_langid(s, encoder, data, with_text, seed, random_init, tags + control))
+    text_targets = [l for l in targets if l in with_text]
+    if s.overlap is not None and s.source in with_text and text_targets:
+        overlap = overlap_job(encoder, data, s.source, text_targets, s.overlap.sentences, TEXT, tags)
         jobs += [overlap, correlate_job(overlap, main, seed, tags)]
     return jobs
 
@@ -175,25 +212,84 @@ def _pos_tag(task: str, gold: bool) -> tuple:
 
 def _transfer(s: Wd2019Settings, encoder: Job | None, data: Job, task: str, languages: list[str], seed: int,
               mode: str, keys: dict[str, Any], tags) -> Job:
-    from mbertlab.studies import stages
+    """Trained on the source's train file; scores the source's dev file (the run selects its model there: the
+    zero-shot protocol, no target data) and every language's test file."""
     from mbertlab.studies.spec import deep_merge
+    from mbertlab.transfer.config import TransferConfig
 
+    train = task_file(s, data, s.source, task, "train")
+    if train is None:
+        raise ConfigError(f"key 'data.languages.{s.source}.tasks.{task}.train': the source needs a training file")
+    dev = task_file(s, data, s.source, task, "dev") if mode != "majority" else None
+    tests = [f for f in (task_file(s, data, l, task, "test") for l in languages) if f is not None]
     settings = {**deep_merge(s.finetune, s.task_finetune.get(task, {})), **keys}
-    job = stages.transfer_job(encoder, data, task, s.source, languages, settings, seed, mode, tags)
-    return job if mode == "majority" else _with_source_dev(job, data, s.source)
+    config = parse_config(TransferConfig, {**settings, "task": task, "mode": mode, "seed": seed, "train": train,
+                                           "evaluate": ([dev] if dev else []) + tests}, "study key 'finetune'")
+    inputs = (encoder, data) if encoder is not None else (data,)
+    label = f"{task} {mode} {dict(tags).get('strategy', '')} seed {seed}"
+    return Job("transfer", config, inputs, label=label, tags=tuple(tags) + (("task", task),))
 
 
-def _with_source_dev(job: Job, data: Job, source: str) -> Job:
-    """The source language's dev file scored too, so the run selects its model there (the zero-shot protocol:
-    no target data), and a learning-rate grid has something to choose on."""
+def _langid(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], seed: int, random_init: bool,
+            tags) -> Job:
+    """Language ID by layer over the languages' text (Wu & Dredze 2019 Fig. 2)."""
+    from mbertlab.transfer.langid import LangFile, LangIdConfig
+
+    files = [LangFile(lang=l, path=text_path(data, l)) for l in languages]
+    config = LangIdConfig(files=files, sentences=s.langid.sentences, seed=seed, random_init=random_init)
+    return Job("langid", config, (encoder, data), label=f"langid {'+'.join(languages)} seed {seed}", tags=tags)
+
+
+# ---- where the files are ------------------------------------------------------------------------
+
+def task_files_for(data: FilesData, spec_dir: Path) -> Job:
+    """The task_files job linking every file the spec names (each missing file is one line of the error)."""
+    from mbertlab.studies.task_files_stage import linked_file, task_files_job
+
+    root = (spec_dir / data.root).resolve()
+    files, problems = [], []
+    for lang, language in data.languages.items():
+        named = [("text", TEXT.format(lang=lang, split="train"), language.text)] if language.text else []
+        named += [(f"tasks.{task}.{split}", _linked_name(lang, task, split, f.path), f.path)
+                  for task, splits in language.tasks.items() for split, f in splits.items()]
+        for key, dest, path in named:
+            try:
+                files.append(linked_file(dest, root / path, f"data.languages.{lang}.{key}"))
+            except ConfigError as err:
+                problems.append(str(err))
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return task_files_job(files)
+
+
+def _linked_name(lang: str, task: str, split: str, path: str) -> str:
+    return f"{lang}/{task}/{split}{Path(path).suffix or '.txt'}"
+
+
+def task_file(s: Wd2019Settings, data: Job, lang: str, task: str, split: str) -> dict | None:
+    """The DataFile keys of a language's task split (paths relative to the data artifact), or None."""
     from mbertlab.studies.stages import TASK_FILES
-    from mbertlab.transfer.config import DataFile, TransferConfig
 
-    pattern, fmt = TASK_FILES[data.kind][job.config.task]
-    dev = DataFile(lang=source, split="dev", path=pattern.format(lang=source, split="dev"), format=fmt)
-    config = TransferConfig.model_validate({**job.config.model_dump(),
-                                            "evaluate": [dev.model_dump(), *[f.model_dump() for f in job.config.evaluate]]})
-    return Job(job.kind, config, job.inputs, job.label, job.tags)
+    if data.kind == "generate":
+        pattern, fmt = TASK_FILES["generate"][task]
+        return {"lang": lang, "split": split, "path": pattern.format(lang=lang, split=split), "format": fmt}
+    f = s.data.languages[lang].tasks.get(task, {}).get(split)
+    if f is None:
+        return None
+    fmt = f.format or ("udpos" if task == "upos" and f.path.endswith(".tsv") else FORMATS[task])
+    return {"lang": lang, "split": split, "path": _linked_name(lang, task, split, f.path), "format": fmt,
+            "start": f.start, "end": f.end}
+
+
+def text_languages(s: Wd2019Settings, data: Job, languages: list[str]) -> list[str]:
+    if data.kind == "generate":
+        return list(languages)
+    return [l for l in languages if s.data.languages[l].text]
+
+
+def text_path(data: Job, lang: str) -> str:
+    """Language ID reads generated dev text (held out from pretraining), or a real language's one text file."""
+    return TEXT.format(lang=lang, split="dev" if data.kind == "generate" else "train")
 
 
 def report(spec: StudySpec, store, results):
