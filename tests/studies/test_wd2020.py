@@ -34,6 +34,10 @@ def test_spec_validates_at_every_scale_with_the_whole_grid():
     assert all(j.config.keep_checkpoints >= 4 for j in pretrains)
     multi = [j for j in pretrains if j.tag("encoder") == "multilingual"]
     assert {j.config.alpha for j in multi} == {0.7}
+    # equal fine-tuning steps: 1000 sentences x 2 epochs = 250 x 8 = 500 x 4
+    plan = {(j.config.train[0].lang, j.config.max_train_sentences, j.config.epochs)
+            for j in study_jobs(load_spec("wd2020", "lab")) if j.kind == "transfer"}
+    assert plan == {("hi_a", 1000, 2.0), ("mid", 1000, 2.0), ("hi_b", 500, 4.0), ("lo_b", 500, 4.0), ("lo_a", 250, 8.0)}
 
 
 def test_unknown_related_language_and_missing_budget_are_config_errors(tmp_path):
