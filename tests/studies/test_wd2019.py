@@ -132,7 +132,8 @@ def test_report_has_the_papers_tables_and_scorecard(run):
     # XNLI and NER are not strategy tasks at test scale: those findings must say so, not pass
     assert verdicts["finetune-beats-feature-xnli"] == "not run"
     assert all(v in ("holds", "does not hold") for k, v in verdicts.items() if k.endswith(("pos", "parsing")))
-    assert html.read_text().count("<table>") == 7
+    page = html.read_text()
+    assert page.count("<table>") == 7 and page.count("data:image/png;base64,") == 2  # Fig. 2 and Fig. 3
 
 
 def test_hf_encoder_directory_replaces_pretraining(run, tmp_path):

@@ -4,7 +4,7 @@ parsing with and without gold UPOS, language ID by layer (their Fig. 2), and sub
 zero-shot scores with Pearson's r (their Fig. 3)."""
 from __future__ import annotations
 
-from mbertlab.report.render import Report
+from mbertlab.report.render import Plot, Report
 from mbertlab.report.tables import Cell, Table, delta
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.spec import StudySpec
@@ -42,20 +42,22 @@ def wd2019_report(spec: StudySpec, store, results) -> Report:
     jobs = get_design(spec.design).plan(spec)
     _, targets = study_languages(spec, next(j for j in jobs if j.kind == "transfer").inputs[-1])
     ctx = (s, jobs, rows, targets, MAIN_METRIC)
-    tables = [_zero_shot_table(*ctx, FINETUNE_ALL)]
+    tables, plots = [_zero_shot_table(*ctx, FINETUNE_ALL)], []
     if len(s.strategies) > 1 or s.strategies != ["finetune"]:
         tables.append(_strategy_table(*ctx))
     if s.gold_upos and "parse" in s.tasks:
         tables.append(_gold_upos_table(*ctx))
     if s.langid is not None:
         tables.append(_langid_table(s, jobs, rows))
+        plots += _langid_plot(s, jobs, rows)
     if s.overlap is not None:
         tables += [_overlap_table(*ctx), _correlation_table(s, jobs, rows)]
+        plots += _overlap_plot(*ctx)
     notes = [f"Mean ± sample std over seeds {s.seeds}; scores in %. Every task is fine-tuned on {s.source} "
              f"only and tested on each target without target data; the model is {SOURCE_NOTE}. 'avg' averages "
              "the targets. Published numbers are shown only where a source was verified (none for generated "
              "languages)."]
-    return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, [], notes)
+    return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
 
 
 def _zero_shot_table(s, jobs, rows, targets, main, strategy) -> Table:
@@ -159,3 +161,51 @@ def _correlation_table(s, jobs, rows) -> Table:
                  body, note="One r per seed over the targets; 'null 95th pct': the 95th percentile of r when overlap "
                             "values are randomly re-paired with scores (r above it: p < 0.05, one-sided). Pooled: "
                             "scores z-scored within each task, then one r over every (task, target) point.")
+
+
+def _png(draw) -> bytes:
+    """Bytes of the PNG that `draw(path)` writes (analysis/correlate.py's plots write files)."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = draw(Path(tmp) / "plot.png")
+        return path.read_bytes()
+
+
+def _langid_plot(s, jobs, rows) -> list[Plot]:
+    """Fig. 2: language-ID accuracy by layer, one line per encoder (mean over seeds)."""
+    from mbertlab.analysis.correlate import line_plot
+
+    series = {}
+    for control, name in (("pretrained", "pretrained encoder"), ("random_init", "random init")):
+        by_layer: dict[int, list[float]] = {}
+        for r in _select(jobs, rows, "langid", control=control):
+            by_layer.setdefault(int(r.extra["layer"]), []).append(r.value)
+        if by_layer:
+            series[name] = {layer: sum(v) / len(v) for layer, v in by_layer.items()}
+    if not series:
+        return []
+    return [Plot("Language identification accuracy by layer", _png(lambda p: line_plot(series, "accuracy", p)),
+                 "langid-by-layer")]
+
+
+def _overlap_plot(s, jobs, rows, targets, main) -> list[Plot]:
+    """Fig. 3: zero-shot score (fine-tune all, every seed) against p_token, one series per task."""
+    from mbertlab.analysis.correlate import scatter_plot
+    from mbertlab.studies.designs.wd2019 import FINETUNE_ALL
+
+    overlap = {(job.tag("seed"), r.test_lang): r.value for job in jobs if job.kind == "overlap"
+               for r in rows.get(job, []) if r.metric == "p_token"}
+    points: dict[str, tuple[list[float], list[float]]] = {}
+    for task in s.tasks:
+        for r in _select(jobs, rows, "transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task)):
+            x = overlap.get((str(r.seed), r.test_lang))
+            if r.metric == main[task] and r.split == "test" and r.test_lang in targets and x is not None:
+                xs, ys = points.setdefault(TASK_NAMES[task], ([], []))
+                xs.append(x)
+                ys.append(r.value)
+    if not points:
+        return []
+    return [Plot("Zero-shot score against subword overlap (p_token)",
+                 _png(lambda p: scatter_plot(points, "p_token", "zero-shot score", p)), "overlap-scatter")]
