@@ -111,7 +111,9 @@ def encoder_depth(s: Wd2019Settings) -> int:
     from mbertlab.studies.hf_encoder_stage import encoder_layers
 
     if s.encoder is not None:
-        return encoder_layers(s.encoder)
+        if not Path(s.encoder).expanduser().is_dir():
+            raise ConfigError(f"key 'encoder': no such encoder directory {s.encoder}")
+        return encoder_layers(Path(s.encoder).expanduser())
     return parse_config(PretrainConfig, {**s.pretrain, "seed": 0}, "study key 'pretrain'").model.layers
 
 
