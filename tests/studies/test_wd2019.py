@@ -257,3 +257,26 @@ def test_real_task_files_with_an_existing_encoder(run, tmp_path, shared_data):
     spec_file.write_text(spec_file.read_text().replace("es_gsd-ud-test", "es_missing-test"))
     with pytest.raises(ConfigError, match=r"data.languages.es.tasks.upos.test"):
         study_jobs(load_spec(spec_file))
+
+
+def test_overlap_and_correlate_name_missing_inputs(run, tmp_path):
+    from mbertlab.errors import DataError
+    from mbertlab.studies.overlap_stage import CorrelateConfig, language_pieces, task_points
+    from mbertlab.transfer.config import MAIN_METRIC
+
+    _, ctx = run
+    transfer = next(p for p in (ctx.store.workdir / "transfer").glob("[0-9a-f]*")
+                    if json.loads((p / "config.json").read_text())["mode"] == "finetune")
+    with pytest.raises(DataError, match="no such text file"):
+        language_pieces(None, tmp_path / "missing.txt", 10)
+    # a target the transfer tested but whose score is missing is an error, not a silently dropped point
+    scores = json.loads((transfer / "scores.json").read_text())
+    del scores["selected"]["scores"]["s25.test"]
+    broken = tmp_path / "transfer"
+    broken.mkdir()
+    (broken / "config.json").write_text((transfer / "config.json").read_text())
+    (broken / "scores.json").write_text(json.dumps(scores))
+    overlap = {l: {"p_type": 0.5, "p_token": 0.5} for l in ("s75", "s25", "fake")}
+    config = CorrelateConfig(metrics=dict(MAIN_METRIC))
+    with pytest.raises(DataError, match="no test score for target 's25'"):
+        task_points(config, overlap, [broken])

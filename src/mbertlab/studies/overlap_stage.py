@@ -70,7 +70,7 @@ def language_pieces(tokenizer, path: Path, sentences: int) -> list[str]:
     from mbertlab.formats.text import read_lines
 
     if not path.is_file():
-        raise DataError(f"{path}: no such text file for the overlap statistics")
+        raise DataError(path, None, "no such text file (needed for the overlap statistics)")
     skip = set(tokenizer.all_special_tokens)
     pieces: list[str] = []
     for line in islice(read_lines(path), sentences):
@@ -128,7 +128,7 @@ def task_points(config: CorrelateConfig, overlap: dict, transfers: list[Path]) -
                 if target not in tested:
                     continue  # real data: a target without this task's test set is not a point of its task
                 if key not in scores:
-                    raise DataError(f"{path}: no test score for target {target!r} (needed for the correlation)")
+                    raise DataError(path, None, f"no test score for target {target!r} (needed for the correlation)")
                 xs.append(values[kind])
                 ys.append(scores[key][metric])
             points[(task, kind)] = (xs, ys)
