@@ -23,6 +23,8 @@ from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
 from mbertlab.transfer.config import TransferConfig
 
+# Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
+ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
 # Where each data stage keeps a language's text and task files.
 TEXT_FILES = {"generate": "{lang}/text/{split}.txt", "corpus": "{lang}/{split}.txt"}
 TASK_FILES = {
@@ -191,7 +193,8 @@ def _build_pretrain(config: PretrainConfig, inputs: list[Artifact], ctx: RunCont
 def _build_transfer(config: TransferConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     from mbertlab.transfer.run import run_transfer
 
-    encoder, data = (inputs[0], inputs[1]) if len(inputs) == 2 else (None, inputs[0])
+    encoder = next((a for a in inputs if a.stage in ENCODER_STAGES), None)
+    data = next((a for a in inputs if a.stage not in ENCODER_STAGES), None)
     return run_transfer(config, ctx.store, ctx.results, encoder=encoder, data=data, study=ctx.study)
 
 
