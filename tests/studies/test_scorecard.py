@@ -52,6 +52,22 @@ def test_greater_with_numbers_and_cohen_d():
                 "b": {"condition": "shared", "test_lang": "tgt"}}).state == FAILS
 
 
+def test_above_a_constant_overall_and_at_every_level():
+    assert one({"kind": "above", "select": {"condition": "random"}, "value": 0.35}).state == HOLDS  # mean 0.40
+    v = one({"kind": "above", "select": {"condition": "random"}, "value": 0.45})
+    assert v.state == FAILS and v.effect == pytest.approx(0.40 - 0.45)
+    # permutation levels 0, 0.25, 0.5, 1 have means 0.71, 0.61, 0.51, 0.46: the lowest decides
+    v = one({"kind": "above", "select": {"condition": "perm"}, "by": "permutation", "value": 0.5})
+    assert v.state == FAILS and len(v.sides) == 4 and "permutation=1" in v.test
+    assert v.effect == pytest.approx(0.46 - 0.5)
+    assert one({"kind": "above", "select": {"condition": "perm"}, "by": "permutation", "value": 0.45}).state == HOLDS
+    v = one({"kind": "above", "select": {"condition": "perm"}, "by": "permutation", "levels": [0, 2], "value": 0})
+    assert v.state == NOT_RUN and "permutation=2" in v.test
+    assert one({"kind": "above", "select": {"condition": "unigram"}, "value": 0}).state == NOT_RUN
+    with pytest.raises(ConfigError, match="levels"):
+        one({"kind": "above", "levels": [1], "value": 0})
+
+
 def test_missing_rows_are_not_run():
     v = one({"kind": "greater", "a": {"condition": "shared"}, "b": {"condition": "unigram"}})
     assert v.state == NOT_RUN and "condition=unigram" in v.test

@@ -2,7 +2,9 @@
 
 A spec lists `findings:`; each has an id, the paper's wording (`claim`) and a typed predicate over
 *selections* of rows (filters on ResultRow columns; any other key matches `extra`, where the report
-also puts the job's tags). A finding whose rows are missing is *not run*, never a silent pass.
+also puts the job's tags). Kinds: greater (a > b + margin), within (|a − b| ≤ tol or k·std), increasing /
+decreasing over a factor's levels, delta_within (|Δa − Δb| ≤ tol), above (a mean, or the mean at every
+level of a factor, exceeds a constant). A finding whose rows are missing is *not run*, never a silent pass.
 """
 from __future__ import annotations
 
@@ -71,7 +73,23 @@ class DeltaWithin(_Finding, _Tolerance):
     b2: Selection
 
 
-Finding = Annotated[Greater | Within | Monotone | DeltaWithin, Field(discriminator="kind")]
+class Above(_Finding):
+    kind: Literal["above"]
+    select: Selection = Field(default_factory=dict, description="The rows compared with `value`. " + SEL_HELP)
+    value: float = Field(description="Their mean must exceed this, e.g. 0 for 'r > 0'.")
+    by: str | None = Field(None, description="Optionally a factor (column or tag, e.g. 'layer'): then the mean "
+                           "at every level must exceed `value` ('at every layer').")
+    levels: list[Any] | None = Field(None, min_length=1, description="The levels of `by` (default: every "
+                                     "level found in the rows).")
+
+    @model_validator(mode="after")
+    def _levels_need_by(self):
+        if self.levels is not None and self.by is None:
+            raise ValueError("'levels' needs 'by'")
+        return self
+
+
+Finding = Annotated[Greater | Within | Monotone | DeltaWithin | Above, Field(discriminator="kind")]
 _FINDINGS = TypeAdapter(list[Finding])
 
 
@@ -174,8 +192,24 @@ def _verdict(finding: _Finding, sides, state, effect, d, test) -> Verdict:
     return Verdict(finding.id, finding.claim, finding.kind, state, sides, effect, d, test, finding.ref)
 
 
+def _levels(finding: Above, rows: list[ResultRow]) -> list[Any]:
+    """The levels of `finding.by` among the rows the finding selects, in a stable order."""
+    if finding.levels is not None:
+        return finding.levels
+    found = []
+    for row in rows:
+        if select([row], {**finding.where, **finding.select}):
+            level = getattr(row, finding.by) if finding.by in COLUMNS else row.extra.get(finding.by)
+            if level is not None and level not in found:
+                found.append(level)
+    return sorted(found, key=lambda v: (isinstance(v, str), v)) or [None]
+
+
 def _evaluate(finding: Finding, rows: list[ResultRow]) -> Verdict:
-    if isinstance(finding, Monotone):
+    if isinstance(finding, Above):
+        sels = ([finding.select] if finding.by is None
+                else [{**finding.select, finding.by: level} for level in _levels(finding, rows)])
+    elif isinstance(finding, Monotone):
         sels = [{**finding.select, finding.by: level} for level in finding.levels]
     elif isinstance(finding, DeltaWithin):
         sels = [finding.a1, finding.a2, finding.b1, finding.b2]
@@ -185,6 +219,12 @@ def _evaluate(finding: Finding, rows: list[ResultRow]) -> Verdict:
     empty = [s.label for s in sides if s.n == 0]
     if empty:
         return _verdict(finding, sides, NOT_RUN, None, None, "no rows for " + "; ".join(empty))
+    if isinstance(finding, Above):
+        low = min(sides, key=lambda side: side.mean)
+        state = HOLDS if low.mean > finding.value else FAILS
+        where = f" (lowest: {low.label})" if len(sides) > 1 else ""
+        return _verdict(finding, sides, state, low.mean - finding.value, None,
+                        f"mean = {low.mean:.4g} > {finding.value:.4g}{where}")
     if isinstance(finding, Greater):
         a, b = sides
         diff = a.mean - b.mean
