@@ -143,3 +143,13 @@ def test_include_and_scales(tmp_path):
     assert load_spec(child, overrides=["seeds=[4, 5]"]).settings.seeds == [4, 5]
     with pytest.raises(ConfigError, match="scale"):
         load_spec(base, scale="huge")
+
+
+def test_deep_merge_replaces_a_mapping_whose_kind_changes():
+    from mbertlab.studies.spec import deep_merge
+
+    base = {"data": {"kind": "generated", "seed": 1, "set": {"x": 1}}, "seeds": [0]}
+    assert deep_merge(base, {"data": {"kind": "files", "root": "."}}) == {
+        "data": {"kind": "files", "root": "."}, "seeds": [0]}
+    assert deep_merge(base, {"data": {"seed": 2}})["data"] == {"kind": "generated", "seed": 2, "set": {"x": 1}}
+    assert deep_merge({"data": {"seed": 1}}, {"data": {"kind": "files"}})["data"] == {"kind": "files"}

@@ -66,6 +66,9 @@ def test_above_a_constant_overall_and_at_every_level():
     assert one({"kind": "above", "select": {"condition": "unigram"}, "value": 0}).state == NOT_RUN
     with pytest.raises(ConfigError, match="levels"):
         one({"kind": "above", "levels": [1], "value": 0})
+    v = one({"kind": "below", "select": {"condition": "perm"}, "by": "permutation", "value": 0.7})
+    assert v.state == FAILS and "permutation=0" in v.test and v.effect == pytest.approx(0.71 - 0.7)
+    assert one({"kind": "below", "select": {"condition": "perm"}, "by": "permutation", "value": 0.72}).state == HOLDS
 
 
 def test_missing_rows_are_not_run():

@@ -3,8 +3,8 @@
 A spec lists `findings:`; each has an id, the paper's wording (`claim`) and a typed predicate over
 *selections* of rows (filters on ResultRow columns; any other key matches `extra`, where the report
 also puts the job's tags). Kinds: greater (a > b + margin), within (|a − b| ≤ tol or k·std), increasing /
-decreasing over a factor's levels, delta_within (|Δa − Δb| ≤ tol), above (a mean, or the mean at every
-level of a factor, exceeds a constant). A finding whose rows are missing is *not run*, never a silent pass.
+decreasing over a factor's levels, delta_within (|Δa − Δb| ≤ tol), above / below (a mean, or the mean at
+every level of a factor, is above / below a constant). A finding whose rows are missing is *not run*, never a silent pass.
 """
 from __future__ import annotations
 
@@ -74,11 +74,12 @@ class DeltaWithin(_Finding, _Tolerance):
 
 
 class Above(_Finding):
-    kind: Literal["above"]
+    kind: Literal["above", "below"]
     select: Selection = Field(default_factory=dict, description="The rows compared with `value`. " + SEL_HELP)
-    value: float = Field(description="Their mean must exceed this, e.g. 0 for 'r > 0'.")
+    value: float = Field(description="Their mean must exceed this (above; e.g. 0 for 'r > 0') or stay under "
+                         "it (below; e.g. 0.05 for 'p < 0.05').")
     by: str | None = Field(None, description="Optionally a factor (column or tag, e.g. 'layer'): then the mean "
-                           "at every level must exceed `value` ('at every layer').")
+                           "at every level must pass ('at every layer').")
     levels: list[Any] | None = Field(None, min_length=1, description="The levels of `by` (default: every "
                                      "level found in the rows).")
 
@@ -220,11 +221,12 @@ def _evaluate(finding: Finding, rows: list[ResultRow]) -> Verdict:
     if empty:
         return _verdict(finding, sides, NOT_RUN, None, None, "no rows for " + "; ".join(empty))
     if isinstance(finding, Above):
-        low = min(sides, key=lambda side: side.mean)
-        state = HOLDS if low.mean > finding.value else FAILS
-        where = f" (lowest: {low.label})" if len(sides) > 1 else ""
-        return _verdict(finding, sides, state, low.mean - finding.value, None,
-                        f"mean = {low.mean:.4g} > {finding.value:.4g}{where}")
+        sign = 1 if finding.kind == "above" else -1
+        worst = min(sides, key=lambda side: sign * side.mean)
+        margin = sign * (worst.mean - finding.value)
+        where = f" ({'lowest' if sign > 0 else 'highest'}: {worst.label})" if len(sides) > 1 else ""
+        return _verdict(finding, sides, HOLDS if margin > 0 else FAILS, worst.mean - finding.value, None,
+                        f"mean = {worst.mean:.4g} {'>' if sign > 0 else '<'} {finding.value:.4g}{where}")
     if isinstance(finding, Greater):
         a, b = sides
         diff = a.mean - b.mean

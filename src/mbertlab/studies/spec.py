@@ -51,9 +51,12 @@ def resolve_spec_path(name_or_path: str | Path) -> Path:
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` wins key by key, recursively; a mapping whose `kind` changes is replaced whole (switching
+    `data.kind` from generated to files must not keep the generator's keys)."""
     out = dict(base)
     for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
+        old = out.get(key)
+        if isinstance(value, dict) and isinstance(old, dict) and value.get("kind", old.get("kind")) == old.get("kind"):
             out[key] = deep_merge(out[key], value)
         else:
             out[key] = value
