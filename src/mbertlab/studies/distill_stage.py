@@ -27,7 +27,7 @@ from mbertlab.studies import stages
 from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
 
 BUDGET_TEXT = "{lang}/text/{split}.txt"  # the generator's layout, so task files and text read alike
-stages.TEXT_FILES.setdefault("budget", BUDGET_TEXT)  # where tokenizer and shards stages find this text
+stages.register_text_layout("budget", BUDGET_TEXT)  # where tokenizer and shards stages find this text
 TEACHER_REF = re.compile(r"^inputs\[(\d+)\]$")
 
 

@@ -27,6 +27,14 @@ from mbertlab.transfer.config import TransferConfig
 ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
 # Where each data stage keeps a language's text and task files.
 TEXT_FILES = {"generate": "{lang}/text/{split}.txt", "corpus": "{lang}/{split}.txt"}
+
+
+def register_text_layout(stage: str, pattern: str) -> None:
+    """A stage (of a study's own module) whose artifacts hold text that tokenizer and shards stages read:
+    `pattern` names a language's split, e.g. "{lang}/text/{split}.txt"."""
+    if TEXT_FILES.get(stage, pattern) != pattern:
+        raise ConfigError(f"stage {stage!r} already keeps its text at {TEXT_FILES[stage]!r}")
+    TEXT_FILES[stage] = pattern
 TASK_FILES = {
     "generate": {"upos": ("{lang}/ud/{split}.conllu", "conllu"), "parse": ("{lang}/ud/{split}.conllu", "conllu"),
                  "ner": ("{lang}/ner/{split}.txt", "ner"), "xnli": ("xnli/{lang}.{split}.tsv", "xnli"),
@@ -118,7 +126,7 @@ def pretrain_job(shards: Job, settings: dict[str, Any], seed: int, tags) -> Job:
 
 
 def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languages: list[str],
-                 settings: dict[str, Any], seed: int, mode: str, tags) -> Job:
+                 settings: dict[str, Any], seed: int, mode: str, tags, label: str | None = None) -> Job:
     if task not in TASK_FILES[data.kind]:
         raise ConfigError(f"task {task!r} has no files in {data.kind} data (has: {', '.join(TASK_FILES[data.kind])})")
     pattern, fmt = TASK_FILES[data.kind][task]
@@ -129,7 +137,7 @@ def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languag
                          for l in task_languages(data, task, languages)]}
     config = parse_config(TransferConfig, keys, "study key 'finetune'")
     inputs = (encoder, data) if encoder is not None else (data,)
-    label = f"{task} {mode} {dict(tags).get('condition', '')} seed {seed}"
+    label = label or f"{task} {mode} {dict(tags).get('condition', '')} seed {seed}"
     return Job("transfer", config, inputs, label=label, tags=tuple(tags) + (("task", task),))
 
 

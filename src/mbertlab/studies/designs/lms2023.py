@@ -134,10 +134,9 @@ def _probe_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, encoder: Job, 
     jobs = []
     for task in s.tasks:
         for train, langs, kind in [(lset.source, names, "zero-shot")] + [(l, [l], "in-language") for l in own]:
-            job = stages.transfer_job(encoder, data, task, train, langs, s.probe, seed, "probe",
-                                      tags + (("probe", kind),))
             label = f"{task} probe {variant} {lset.name} {kind} from {train} seed {seed}"
-            jobs.append(Job(job.kind, job.config, job.inputs, label=label, tags=job.tags))
+            jobs.append(stages.transfer_job(encoder, data, task, train, langs, s.probe, seed, "probe",
+                                            tags + (("probe", kind),), label=label))
     return jobs
 
 
