@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from mbertlab.embeddings.static import StaticConfig, load_word2vec_text
+from mbertlab.errors import ConfigError
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.static_stage import StaticStageConfig, static_into
 from mbertlab.transfer.config import TransferConfig
@@ -59,6 +60,8 @@ def test_features_in_feature_mode_are_the_lookup(static_dir, tiny):
     # one layer, softmax weight 1, gamma 1 at initialisation: exactly the vectors of the pieces
     expected = np.stack([vectors[p] for p in pieces[1:-1]])
     np.testing.assert_allclose(out[0, 1:-1].detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ConfigError, match="static vectors"):
+        Features(encoder, "finetune")
     _, control = load_encoder(static_dir / "model", True, 0)
     assert not torch.allclose(control.embeddings.weight, encoder.embeddings.weight)
 

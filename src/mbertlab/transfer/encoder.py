@@ -59,6 +59,10 @@ class Features(nn.Module):
 
     def __init__(self, encoder: nn.Module, mode: str, layer: int = -1, freeze_layers: int = 0):
         super().__init__()
+        if getattr(encoder, "is_static", False) and mode not in FROZEN_MODES:
+            from mbertlab.errors import ConfigError
+
+            raise ConfigError(f"transfer mode {mode!r}: static vectors work in {', '.join(FROZEN_MODES)} only")
         self.encoder = encoder
         self.frozen = mode in FROZEN_MODES
         self.mix = ScalarMix(encoder.config.num_hidden_layers + 1) if mode in ("feature", "bilstm_crf") else None

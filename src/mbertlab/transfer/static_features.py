@@ -63,6 +63,8 @@ class StaticEncoder(nn.Module):
     """Looks ids up in a frozen table; answers like a Hugging Face encoder with zero transformer layers
     (`hidden_states` has one entry, the embeddings), so `Features` and its scalar mix work unchanged."""
 
+    is_static = True  # Features accepts it in the frozen modes only
+
     def __init__(self, matrix: torch.Tensor):
         super().__init__()
         from transformers import PretrainedConfig
