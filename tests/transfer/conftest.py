@@ -17,6 +17,7 @@ class Tiny:
 
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory) -> Tiny:
+    import torch
     from transformers import AutoTokenizer
 
     from mbertlab.data.generate import generate_into, preset_config
@@ -31,6 +32,7 @@ def tiny(tmp_path_factory) -> Tiny:
     langs = ["src", "fake"]
     train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=2000, languages=langs),
                          {l: data / l / "text" / "train.txt" for l in langs}, tok)
+    torch.manual_seed(0)  # the random encoder is the same in every run
     new_model(ModelShape(layers=2, hidden=32, heads=2), 2000).save_pretrained(enc)
     AutoTokenizer.from_pretrained(tok).save_pretrained(enc)
     return Tiny(data, enc)

@@ -170,6 +170,8 @@ def test_langid_by_layer(tmp_path, tiny):
     results = ResultsDB(tmp_path / "results.db")
     scores = run_langid_into(config, tiny.encoder, tmp_path, results, "tiny", tiny.data)
     assert len(scores) == 3  # embeddings + 2 layers
-    assert min(scores) == 1.0  # the two languages share no token: separable at every layer
+    # The two languages share no token, but this encoder is random and 32 wide: a probe fit on 280
+    # sentences meets unseen words at test time, so it is near, not at, 1.0 (0.94-1.0 over 8 inits).
+    assert min(scores) > 0.9
     rows = results.query(task="langid")
     assert sorted((r.extra["layer"], r.value) for r in rows) == list(enumerate(scores))
