@@ -21,6 +21,18 @@ def test_every_builtin_spec_validates_at_every_scale():
             assert study_jobs(spec), (name, scale)
 
 
+def test_study_list_names_the_five_papers_and_quick_one_line_each():
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "mbertlab", "study", "list"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "200"}, check=True).stdout
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert [row.split("│")[1].strip() for row in rows] == ["k2020", "liu2020", "lms2023", "quick", "wd2019", "wd2020"]
+    assert all(":" not in row.split("│")[3] for row in rows)  # the lead, not the whole description
+
+
 def test_quick_test_scale_end_to_end(tmp_path):
     spec = load_spec("quick", "test")
     ctx = RunContext(ArtifactStore(tmp_path), ResultsDB(tmp_path / "results.db"), "quick")

@@ -35,8 +35,14 @@ def list_studies() -> None:
     table = Table("study", "design", "description")
     for name, path in sorted(builtin_specs().items()):
         spec = load_spec(path)
-        table.add_row(name, spec.design, spec.description.strip().splitlines()[0] if spec.description else "")
+        table.add_row(name, spec.design, one_line(spec.description))
     console.print(table)
+
+
+def one_line(description: str) -> str:
+    """The description's lead: its text before the first ': ' (the rest is in the spec file)."""
+    lines = description.strip().splitlines()
+    return lines[0].split(": ")[0] if lines else ""
 
 
 @study_app.command("validate")
