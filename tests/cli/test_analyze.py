@@ -93,14 +93,11 @@ def test_embed(tmp_path):
     assert sorted(kv.index_to_key) == ["a", "b", "c", "d", "e"] and kv.vector_size == 4
 
 
-def test_retrieve_contextual_from_a_model_dir(tmp_path, capsys):
+def _tiny_pair_model(tmp_path):
+    """A random 2-layer BERT with a word tokenizer over a two-sentence 'parallel' pair, and its dictionary."""
     from transformers import BertConfig, BertModel
 
-    from mbertlab.tokenizers.train import (
-        TokenizerConfig,
-        load_tokenizer,
-        train_tokenizer_into,
-    )
+    from mbertlab.tokenizers.train import TokenizerConfig, load_tokenizer, train_tokenizer_into
 
     src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
     src.write_text("dog runs\ncat sleeps\n" * 3, encoding="utf-8")
@@ -112,8 +109,58 @@ def test_retrieve_contextual_from_a_model_dir(tmp_path, capsys):
                         num_attention_heads=2, intermediate_size=64)
     BertModel(config).save_pretrained(str(model_dir))
     (tmp_path / "d.txt").write_text("dog hund\ncat katze\nruns rennt\n", encoding="utf-8")
+    return model_dir, src, tgt
+
+
+def test_retrieve_contextual_from_a_model_dir(tmp_path, capsys):
+    model_dir, src, tgt = _tiny_pair_model(tmp_path)
     assert run(["-w", str(tmp_path), "retrieve", "--model", str(model_dir), "--layer", "1", "--corpus-src", str(src),
                 "--corpus-tgt", str(tgt), "--dict", str(tmp_path / "d.txt")]) == 0
     rows = open_results(tmp_path).query(task="retrieval", metric="mrr")
     assert len(rows) == 1 and rows[0].extra == {"pairs": 3, "dictionary": str(tmp_path / "d.txt"), "layer": 1}
     assert 1 / 3 <= rows[0].value <= 1 and rows[0].mode == "contextual"
+
+
+def test_retrieve_csls_equals_a_hand_computation_and_can_change_the_rank(tmp_path):
+    import math
+
+    src = {"a": (-0.8, -0.8), "b": (0.1, -0.7), "c": (0.6, -1.0)}
+    tgt = {"x": (-0.3, -0.1), "y": (-0.6, -0.3), "z": (-0.6, -0.4)}  # found by search: CSLS changes ranks
+    gold = {"a": "x", "b": "y", "c": "z"}
+    _vectors(tmp_path / "s.txt", src)
+    _vectors(tmp_path / "t.txt", tgt)
+    (tmp_path / "d.txt").write_text("".join(f"{s} {t}\n" for s, t in gold.items()), encoding="utf-8")
+
+    def cos(u, v):
+        return (u[0] * v[0] + u[1] * v[1]) / math.hypot(*u) / math.hypot(*v)
+
+    # CSLS with k >= 3 neighbours: every word's mean similarity to all words of the other side
+    r_s = {s: sum(cos(src[s], tgt[t]) for t in tgt) / 3 for s in src}
+    r_t = {t: sum(cos(src[s], tgt[t]) for s in src) / 3 for t in tgt}
+    ranks = []
+    for s, t in gold.items():
+        score = {u: 2 * cos(src[s], tgt[u]) - r_s[s] - r_t[u] for u in tgt}
+        ranks.append(1 + sum(v > score[t] for v in score.values()))
+    for flag in ([], ["--csls"]):
+        assert run(["-w", str(tmp_path / str(bool(flag))), "retrieve", "--src-emb", str(tmp_path / "s.txt"),
+                    "--tgt-emb", str(tmp_path / "t.txt"), "--dict", str(tmp_path / "d.txt"), *flag]) == 0
+    cosine = open_results(tmp_path / "False").query(task="retrieval", metric="mrr")[0]
+    csls = open_results(tmp_path / "True").query(task="retrieval", metric="mrr")[0]
+    assert csls.value == pytest.approx(sum(1 / r for r in ranks) / 3) and csls.extra["csls"] is True
+    assert "csls" not in cosine.extra and cosine.value < csls.value - 0.2
+
+
+def test_retrieve_all_layers_in_one_pass_equals_one_layer_at_a_time(tmp_path, capsys):
+    model_dir, src, tgt = _tiny_pair_model(tmp_path)
+    common = ["--model", str(model_dir), "--corpus-src", str(src), "--corpus-tgt", str(tgt), "--dict",
+              str(tmp_path / "d.txt")]
+    assert run(["-w", str(tmp_path / "all"), "retrieve", *common, "--all-layers"]) == 0
+    by_layer = {r.extra["layer"]: r.value for r in open_results(tmp_path / "all").query(task="retrieval", metric="mrr")}
+    assert sorted(by_layer) == [0, 1, 2]
+    for layer in (0, 2):
+        assert run(["-w", str(tmp_path / str(layer)), "retrieve", *common, "--layer", str(layer)]) == 0
+        alone = open_results(tmp_path / str(layer)).query(task="retrieval", metric="mrr")
+        assert alone[0].value == pytest.approx(by_layer[layer])
+    assert "layer 2" in capsys.readouterr().out
+    assert run(["-w", str(tmp_path), "retrieve", "--src-emb", str(src), "--tgt-emb", str(tgt), "--dict",
+                str(tmp_path / "d.txt"), "--all-layers"]) == 1  # layers are for contextual vectors

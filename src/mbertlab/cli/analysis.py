@@ -137,14 +137,21 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
              corpus_src: Optional[Path] = typer.Option(None, help="Source text for contextual vectors."),
              corpus_tgt: Optional[Path] = typer.Option(None, help="Target text for contextual vectors."),
              treebank_src: Optional[Path] = typer.Option(None, help="Source CoNLL-U: MRR by part of speech."),
+             all_layers: bool = typer.Option(False, "--all-layers",
+                                             help="Contextual vectors of every layer, one pass; a row set per layer."),
+             csls: bool = typer.Option(False, "--csls", help="Rank by CSLS (k = 10) instead of cosine."),
              study: str = typer.Option("", help="Study name of the rows written.")) -> None:
     """Word retrieval MRR / P@1 / P@5 (and MRR by POS); rows written to results.db."""
     from mbertlab.embeddings.evaluate import RetrievalInputs, retrieval_rows
     from mbertlab.embeddings.evaluate import retrieve as run_retrieval
     from mbertlab.store.results import open_results
 
-    inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src)
-    scores = run_retrieval(inputs)
-    open_results(state(ctx).workdir).add(retrieval_rows(scores, inputs, study))
-    for name, value in scores.items():
-        typer.echo(f"{name:<12} {value:.4f}" if name != "pairs" else f"{name:<12} {int(value)}")
+    inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src,
+                             all_layers, csls)
+    by_layer = run_retrieval(inputs)
+    open_results(state(ctx).workdir).add(retrieval_rows(by_layer, inputs, study))
+    for layer, scores in by_layer.items():
+        if len(by_layer) > 1:
+            typer.echo(f"layer {layer}")
+        for name, value in scores.items():
+            typer.echo(f"{name:<12} {value:.4f}" if name != "pairs" else f"{name:<12} {int(value)}")
