@@ -11,20 +11,15 @@ import pytest
 
 from mbertlab.errors import ConfigError
 from mbertlab.formats.xnli import read_xnli
-from mbertlab.store.artifacts import ArtifactStore
-from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import RunContext, job_hash
+from mbertlab.studies.jobs import job_hash
 from mbertlab.studies.report import write_report
-from mbertlab.studies.runner import run_study, study_jobs, study_status
+from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec
 
 
 @pytest.fixture(scope="module")
-def k2020(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("k2020")
-    spec = load_spec("k2020", "test")
-    ctx = RunContext(ArtifactStore(tmp), ResultsDB(tmp / "results.db"), "k2020")
-    run_study(spec, ctx, jobs=1)
+def k2020(run_test_scale):
+    spec, ctx = run_test_scale("k2020")
     md, html = write_report(spec, ctx)
     return spec, ctx, md.read_text()
 

@@ -13,10 +13,9 @@ from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.distill import final_mrr, teacher_dev_mrr
 from mbertlab.store.artifacts import Artifact, ArtifactStore
-from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import RunContext, job_hash, topological
+from mbertlab.studies.jobs import job_hash, topological
 from mbertlab.studies.report import study_rows, write_report
-from mbertlab.studies.runner import run_study, study_jobs, study_status
+from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec
 
 LANGS = {"shared script": ["a100", "b100", "c50", "d30", "e20", "f10", "g10"],
@@ -88,12 +87,8 @@ def test_unknown_language_and_too_little_data_are_config_errors():
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("lms2023")
-    spec = load_spec("lms2023", "test")
-    ctx = RunContext(ArtifactStore(tmp), ResultsDB(tmp / "results.db"), "lms2023")
-    run_study(spec, ctx, jobs=1)
-    return spec, ctx
+def study(run_test_scale):
+    return run_test_scale("lms2023")
 
 
 def _artifact(ctx, job) -> Path:

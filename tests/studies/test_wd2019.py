@@ -22,12 +22,8 @@ TASKS = ("xnli", "mldoc", "ner", "upos", "parse")
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("wd2019")
-    spec = load_spec("wd2019", "test")
-    ctx = RunContext(ArtifactStore(tmp), ResultsDB(tmp / "results.db"), "wd2019")
-    run_study(spec, ctx, jobs=1)
-    return spec, ctx
+def run(run_test_scale):
+    return run_test_scale("wd2019")
 
 
 def test_test_scale_runs_every_part_of_the_grid(run):

@@ -10,11 +10,9 @@ import numpy as np
 import pytest
 
 from mbertlab.errors import ConfigError, DataError
-from mbertlab.store.artifacts import Artifact, ArtifactStore
-from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import RunContext
+from mbertlab.store.artifacts import Artifact
 from mbertlab.studies.report import write_report
-from mbertlab.studies.runner import run_study, study_jobs, study_status
+from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec
 
 
@@ -71,12 +69,8 @@ def test_missing_checkpoint_names_what_was_kept(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("wd2020")
-    spec = load_spec("wd2020", "test")
-    ctx = RunContext(ArtifactStore(tmp), ResultsDB(tmp / "results.db"), "wd2020")
-    run_study(spec, ctx, jobs=1)
-    return spec, ctx
+def ran(run_test_scale):
+    return run_test_scale("wd2020")
 
 
 def _only(folder: Path) -> Path:
