@@ -76,3 +76,15 @@ def test_missing_data_files_are_one_error_each(tmp_path):
     lines = str(err.value).splitlines()
     assert len(lines) == 12 and all("no such file" in l for l in lines)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_learning_rate_grid_is_selected_on_the_source_dev_file():
+    def evaluated(overrides):
+        jobs = [j for j in study_jobs(load_spec("quick", "test", overrides)) if j.kind == "transfer"
+                and j.config.mode == "finetune"]
+        return {tuple((f.lang, f.split) for f in j.config.evaluate) for j in jobs}
+
+    assert evaluated([]) == {(("src", "test"), ("fake", "test")), (("src", "test"), ("unigram", "test"))}
+    grid = evaluated(["finetune.lr=[0.001, 0.003]"])
+    assert grid == {(("src", "dev"), ("src", "test"), ("fake", "test")),
+                    (("src", "dev"), ("src", "test"), ("unigram", "test"))}
