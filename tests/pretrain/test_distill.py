@@ -301,3 +301,22 @@ def test_configs_without_distillation_keys_keep_their_hash():
     distill = PretrainConfig(objective="distill", teachers={"a": "t"})
     assert distill.content_hash() != PretrainConfig().content_hash()
     assert PretrainConfig.model_validate(json.loads(distill.canonical_json())) == distill
+
+
+def test_teacher_cache_command_writes_a_cache_that_a_student_reads(tmp_path, pair_shards, teachers):
+    import yaml
+
+    from mbertlab.cli.main import run
+
+    student = {**TINY, "objective": "distill", "teachers": teachers, "steps": 3}
+    (tmp_path / "student.yaml").write_text(yaml.safe_dump(student), encoding="utf-8")
+    args = ["-w", str(tmp_path / "work"), "teacher-cache", str(tmp_path / "student.yaml"), "--shards",
+            str(pair_shards), "--k", "5"]
+    assert run(args) == 0
+    cache = next((tmp_path / "work" / "teacher_cache").glob("[!.]*")) / "cache"
+    meta = json.loads((cache / "meta.json").read_text())
+    assert meta["k"] == 5 and meta["micro_batches"] == 3
+    # the student trains from the cache alone (TopkCache checks the data fingerprint and every gold id)
+    train(pair_shards, tmp_path / "student", **{**student, "teacher_cache": str(cache)})
+    assert (tmp_path / "student" / "model" / "model.safetensors").is_file()
+    assert run(args + ["--set", "objective=mlm"]) == 1  # not a distillation config

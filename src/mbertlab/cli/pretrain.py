@@ -11,6 +11,7 @@ from mbertlab.cli.common import state
 
 def register(app: typer.Typer) -> None:
     app.command("pretrain")(pretrain)
+    app.command("teacher-cache")(teacher_cache)
 
 
 def pretrain(
@@ -34,3 +35,34 @@ def pretrain(
     artifact = build_pretrain(store, cfg, store.open(shards, "shards"))
     if world_from_env().main:
         typer.echo(str(artifact.path))
+
+
+def teacher_cache(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Argument(None, help="The student's PretrainConfig YAML (objective: distill, "
+                                            "teachers)."),
+    shards: Path = typer.Option(..., help="The shards directory the students train on."),
+    k: int = typer.Option(64, help="Teacher probabilities kept per masked position (k = vocabulary: exact)."),
+    set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set steps=2000."),
+) -> None:
+    """Run the teachers once over the student's batches and keep their top-k probabilities; students read it
+    with `--set teacher_cache=DIR` instead of running teachers. Prints the cache's directory."""
+    from mbertlab.config import load_config
+    from mbertlab.errors import ConfigError
+    from mbertlab.pretrain.config import PretrainConfig
+    from mbertlab.pretrain.distill import TeacherCacheConfig, cache_teacher_topk_into, data_fingerprint
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.tokenizers.shards import ShardReader
+
+    store = ArtifactStore(state(ctx).workdir)
+    cfg = load_config(PretrainConfig, config, set_)
+    if cfg.objective != "distill" or not cfg.teachers or cfg.teacher_cache:
+        raise ConfigError("teacher-cache needs a student config with objective: distill, teachers, and no "
+                          "teacher_cache")
+    key = TeacherCacheConfig(student=cfg, k=k, data=data_fingerprint(cfg, ShardReader(shards)))
+
+    def build(out: Path) -> None:  # in a subdirectory: the store keeps its own meta.json at the top
+        (Path(out) / "cache").mkdir()
+        cache_teacher_topk_into(cfg, shards, Path(out) / "cache", k)
+
+    typer.echo(str(store.build("teacher_cache", key, build).path / "cache"))

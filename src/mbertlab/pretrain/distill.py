@@ -20,8 +20,9 @@ from typing import Literal
 import numpy as np
 import torch
 import torch.nn.functional as F
+from pydantic import Field
 
-from mbertlab.config import content_hash
+from mbertlab.config import Config, content_hash
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import IGNORE, Batch
@@ -144,6 +145,14 @@ def row_languages(sampler, rng: np.random.Generator, rows: int) -> list[str] | N
 
 def data_fingerprint(config: PretrainConfig, shards: ShardReader) -> dict:
     return {"config": {key: getattr(config, key) for key in DATA_KEYS}, "shards": content_hash(shards.info)}
+
+
+class TeacherCacheConfig(Config):
+    """The store key of a teacher cache: the student config (a student with other optimiser settings can still
+    read the cache: its check is `data_fingerprint`), k, and the shards' fingerprint."""
+    student: PretrainConfig
+    k: int = Field(ge=1)
+    data: dict
 
 
 def cache_teacher_topk_into(config: PretrainConfig, shards_dir: Path, out: Path, k: int) -> None:
