@@ -37,3 +37,9 @@ def pair_shards(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def marker_shards(tmp_path_factory) -> Path:
     return make_shards(tmp_path_factory.mktemp("markers"), ["src", "fake"], train_sentences=800, markers=True)
+
+
+@pytest.fixture(scope="session")
+def shared_vocabulary_shards(tmp_path_factory) -> Path:
+    """src and `same` (half of the word forms shared); the generated data is in the parent's gen/."""
+    return make_shards(tmp_path_factory.mktemp("same"), ["src", "same"])
