@@ -51,7 +51,8 @@ def test_loss_falls_well_below_unigram_entropy(tmp_path, src_shards):
 def test_resume_after_sigkill_is_bitwise_identical(tmp_path, src_shards):
     script = tmp_path / "run.py"
     script.write_text(RUN)
-    config = json.dumps(TINY)
+    # 200 steps: the first checkpoint (step 10) comes long before the end, so the kill lands mid-run
+    config = json.dumps({**TINY, "steps": 200})
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     for d in (straight, resumed):
         d.mkdir()
