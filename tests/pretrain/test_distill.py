@@ -35,7 +35,7 @@ from mbertlab.pretrain.loop import TrainState, list_checkpoints, pretrain_into, 
 from mbertlab.pretrain.model import new_model, pretraining_loss
 from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, write_shards_into
 from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
-from tests.pretrain.test_training import RUN, TINY
+from tests.pretrain.test_training import RESUME_STEPS, RUN, TINY
 
 
 def kl(q: list[float], p: list[float]) -> float:
@@ -212,8 +212,8 @@ def test_bad_teacher_settings_are_config_errors(tmp_path, pair_shards, teachers)
 def test_distillation_resumes_bitwise_after_sigkill(tmp_path, pair_shards, teachers):
     script = tmp_path / "run.py"
     script.write_text(RUN)
-    config = json.dumps({**TINY, "steps": 200, "objective": "distill", "teachers": teachers, "hard_weight": 0.5,
-                         "mixing": "within_batch"})  # the kill after the first checkpoint lands mid-run
+    config = json.dumps({**TINY, "steps": RESUME_STEPS, "objective": "distill", "teachers": teachers,
+                         "hard_weight": 0.5, "mixing": "within_batch"})
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     for d in (straight, resumed):
         d.mkdir()
@@ -224,7 +224,7 @@ def test_distillation_resumes_bitwise_after_sigkill(tmp_path, pair_shards, teach
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert not (resumed / "model").exists() and list_checkpoints(resumed)[-1][0] < 200
+    assert not (resumed / "model").exists() and list_checkpoints(resumed)[-1][0] < RESUME_STEPS
     subprocess.run([sys.executable, str(script), config, str(pair_shards), str(resumed)], check=True)
     a = load_file(str(straight / "model" / "model.safetensors"))
     b = load_file(str(resumed / "model" / "model.safetensors"))

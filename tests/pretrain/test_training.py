@@ -21,6 +21,8 @@ from mbertlab.tokenizers.shards import ShardReader
 TINY = {"model": {"layers": 2, "hidden": 32, "heads": 2}, "batch_size": 8, "seq_len": 16, "precision": "fp32",
         "steps": 30, "checkpoint_every": 10, "warmup": 5, "eval_batches": 1}
 
+RESUME_STEPS = 200  # the first checkpoint (step 10) comes long before the end, so a kill after it lands mid-run
+
 RUN = """
 import sys, json
 from pathlib import Path
@@ -51,8 +53,7 @@ def test_loss_falls_well_below_unigram_entropy(tmp_path, src_shards):
 def test_resume_after_sigkill_is_bitwise_identical(tmp_path, src_shards):
     script = tmp_path / "run.py"
     script.write_text(RUN)
-    # 200 steps: the first checkpoint (step 10) comes long before the end, so the kill lands mid-run
-    config = json.dumps({**TINY, "steps": 200})
+    config = json.dumps({**TINY, "steps": RESUME_STEPS})
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     for d in (straight, resumed):
         d.mkdir()

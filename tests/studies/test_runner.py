@@ -1,7 +1,6 @@
 """The study runner on a toy design: end to end, resume after SIGKILL, parallel workers, spec errors."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -72,15 +71,6 @@ def test_parallel_workers_build_each_job_once(tmp_path):
         table_text(spec_serial, tmp_path / "w2").replace(str(tmp_path / "serial"), str(tmp_path))
 
 
-def committed(workdir: Path) -> list[str]:
-    """Labels of the toy artifacts renamed into place (complete), read from their config.json."""
-    labels = []
-    for config in workdir.glob("toy_*/[!.]*/config.json"):
-        c = json.loads(config.read_text())
-        labels.append(f"make {c['cell']}" if config.parent.parent.name == "toy_make" else f"score {c['cell']} {c['seed']}")
-    return sorted(labels)
-
-
 def children(pid: int) -> list[int]:
     """Processes whose parent is `pid` (from /proc, so no procps is needed)."""
     out = []
@@ -119,7 +109,8 @@ def test_sigkill_mid_study_then_rerun(tmp_path):
         time.sleep(0.05)
     assert workers and not any(alive(pid) for pid in workers)  # the workers died with the runner
     before = builds(tmp_path)
-    complete = committed(tmp_path / "w")
+    status = study_status(load_spec(spec_path), ArtifactStore(tmp_path / "w"))
+    complete = [s.job.label for s in status if s.state == "done"]
     assert 2 <= len(before) < 6 and len(complete) < 6
     # a build killed after its log line but before its rename into place is incomplete and is redone
     assert set(complete) <= set(before) and len(before) - len(complete) <= 1
