@@ -102,12 +102,12 @@ def test_pretrain_stage_of_a_study_under_torchrun(tmp_path, src_shards):
     stage, rank 0 owns the artifact, and the weights equal one process's."""
     import shutil
 
-    import mbertlab.studies.designs  # noqa: F401  (registers the stage kinds)
     from mbertlab.pretrain.config import PretrainConfig
     from mbertlab.pretrain.loop import pretrain_into
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.studies.executors import StageTask
-    from mbertlab.studies.jobs import Job, job_hash
+    from mbertlab.studies.jobs import Job
+    from mbertlab.studies.kinds import job_hash
     from mbertlab.tokenizers.shards import ShardsConfig
 
     store = ArtifactStore(tmp_path / "w")

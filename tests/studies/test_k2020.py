@@ -11,7 +11,7 @@ import pytest
 
 from mbertlab.errors import ConfigError
 from mbertlab.formats.xnli import read_xnli
-from mbertlab.studies.jobs import job_hash
+from mbertlab.studies.kinds import job_hash
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec

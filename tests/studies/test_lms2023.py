@@ -13,7 +13,8 @@ from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.distill import final_mrr, teacher_dev_mrr
 from mbertlab.store.artifacts import Artifact, ArtifactStore
-from mbertlab.studies.jobs import job_hash, topological
+from mbertlab.studies.jobs import topological
+from mbertlab.studies.kinds import job_hash
 from mbertlab.studies.report import study_rows, write_report
 from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec
@@ -92,9 +93,9 @@ def study(run_test_scale):
 
 
 def _artifact(ctx, job) -> Path:
-    from mbertlab.studies.jobs import STAGE_KINDS
+    from mbertlab.studies.kinds import stage_kind
 
-    return ctx.store.workdir / STAGE_KINDS.get(job.kind).stage / job_hash(job, ctx.store)
+    return ctx.store.workdir / stage_kind(job.kind).stage / job_hash(job, ctx.store)
 
 
 def test_test_scale_builds_everything_with_the_papers_proportions(study):

@@ -12,7 +12,8 @@ import pytest
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import RunContext, job_hash
+from mbertlab.studies.jobs import RunContext
+from mbertlab.studies.kinds import job_hash
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import run_study, study_jobs, study_status
 from mbertlab.studies.spec import load_spec
@@ -164,7 +165,7 @@ def test_freeze_levels_follow_depth_and_freeze_the_papers_layers():
     """k in {0, L/4, L/2, 3L/4}; 'freeze 0-k' freezes the embeddings and transformer layers 1..k only."""
     from transformers import BertConfig, BertModel
 
-    from mbertlab.studies.designs.wd2019 import freeze_levels
+    from mbertlab.papers.wd2019.design import freeze_levels
     from mbertlab.transfer.encoder import Features
 
     paper = load_spec("wd2019", "paper")

@@ -148,7 +148,7 @@ def test_regression_coefficient_equals_a_least_squares_fit_of_the_rows(ran):
 
 
 def _multilingual_model(spec, ctx) -> str:
-    from mbertlab.studies.jobs import job_hash
+    from mbertlab.studies.kinds import job_hash
 
     (job,) = [j for j in study_jobs(spec) if j.kind == "pretrain" and j.tag("encoder") == "multilingual"]
     return f"pretrain/{job_hash(job, ctx.store)}"

@@ -13,9 +13,9 @@ from mbertlab.report.render import Report
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.designs import DESIGNS, Design
-from mbertlab.studies.designs.conditions_report import rows_by_job
-from mbertlab.studies.jobs import STAGE_KINDS, Job, StageKind
+from mbertlab.studies.designs import Design
+from mbertlab.papers.k2020.tables import rows_by_job
+from mbertlab.studies.jobs import Job, StageKind
 
 
 class ToySettings(Config):
@@ -65,8 +65,6 @@ def build_score(config: ScoreConfig, inputs, ctx):
     return ctx.store.build("toy_score", config, builder, inputs)
 
 
-STAGE_KINDS.register("toy_make")(StageKind("toy_make", build_make))
-STAGE_KINDS.register("toy_score")(StageKind("toy_score", build_score))
 
 
 def plan(spec) -> list[Job]:
@@ -91,4 +89,5 @@ def report(spec, store, results) -> Report:
     return Report("toy", "toy study", [Table("toy scores", ["cell", "accuracy"], body)])
 
 
-DESIGNS.register("tests.studies.toydesign:toy")(Design(ToySettings, plan, report))
+toy = Design(ToySettings, plan, report, stage_kinds={"toy_make": StageKind("toy_make", build_make),
+                                                      "toy_score": StageKind("toy_score", build_score)})

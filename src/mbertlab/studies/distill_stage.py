@@ -24,7 +24,7 @@ from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.studies import stages
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
+from mbertlab.studies.jobs import Job, RunContext
 
 BUDGET_TEXT = "{lang}/text/{split}.txt"  # the generator's layout, so task files and text read alike
 stages.register_text_layout("budget", BUDGET_TEXT)  # where tokenizer and shards stages find this text
@@ -189,9 +189,3 @@ def _build_balance(config: BalanceConfig, inputs: list[Artifact], ctx: RunContex
     return ctx.store.build("balance", config, lambda out: balance_into(config, inputs, Path(out), ctx.results,
                                                                        ctx.study), inputs)
 
-
-for _name, _stage, _fn, _weight in (("budget", "budget", _build_budget, 0.2),
-                                    ("student", "pretrain", _build_student, 30),
-                                    ("balance", "balance", _build_balance, 1)):
-    if _name not in STAGE_KINDS:
-        STAGE_KINDS.register(_name)(StageKind(_stage, _fn, _weight))

@@ -25,7 +25,8 @@ from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, job_hash
+from mbertlab.studies.jobs import Job, RunContext
+from mbertlab.studies.kinds import job_hash, known_stage_kinds, stage_kind
 from mbertlab.studies.runner import (
     JobStatus,
     build_job,
@@ -57,10 +58,10 @@ def parse_resources(data: Any, source: str) -> dict[str, Resources]:
     data = data or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: key 'resources': expected a mapping of stage kind to resources")
-    unknown = sorted(k for k in data if k != "default" and k not in STAGE_KINDS)
+    unknown = sorted(k for k in data if k != "default" and k not in known_stage_kinds())
     if unknown:
         raise ConfigError(f"{source}: key 'resources': unknown stage kind(s) {', '.join(unknown)} "
-                          f"(known: default, {', '.join(STAGE_KINDS.names())})")
+                          f"(known: default, {', '.join(known_stage_kinds())})")
     base = data.get("default") or {}
     return {kind: parse_config(Resources, deep_merge(base, over or {}) if kind != "default" else base,
                                f"{source}: resources.{kind}") for kind, over in {"default": {}, **data}.items()}
@@ -86,6 +87,7 @@ class StageTask:
     study: str
     gpus: int = 0
     threads: int = 1
+    design: str = ""  # loaded in the job's process, for a user design's own stage kinds
 
     def __call__(self) -> str:
         os.environ["MBERTLAB_THREADS"] = str(self.threads)
@@ -98,14 +100,17 @@ class StageTask:
         return str(self.build().path)
 
     def build(self) -> Artifact:
-        import mbertlab.studies.designs  # noqa: F401  (registers the built-in stage kinds)
         from mbertlab.runtime import setup_torch
+        from mbertlab.studies.designs import get_design
+
+        if self.design:
+            get_design(self.design)
 
         setup_torch()
         store = ArtifactStore(self.workdir)
         inputs = []
         for dep in self.job.inputs:
-            found = store.find(STAGE_KINDS.get(dep.kind).stage, job_hash(dep, store))
+            found = store.find(stage_kind(dep.kind).stage, job_hash(dep, store))
             if found is None:  # afterok should make this impossible; never build an input twice
                 raise RuntimeError(f"{self.job.label}: input {dep.label} is not in the store")
             inputs.append(found)
@@ -223,7 +228,7 @@ def submit_study(spec: StudySpec, ctx: RunContext, cluster: str = "slurm", jobs:
             executor = submitit.AutoExecutor(folder=folder / "logs" / "%j", cluster=cluster)
             executor.update_parameters(**_params(res, f"{spec.name}:{group[0].job.kind}", deps, jobs))
             tasks = [StageTask(st.job, str(ctx.store.workdir), str(ctx.results.path.resolve()), ctx.study,
-                               res.gpus, res.cpus) for st in group]
+                               res.gpus, res.cpus, spec.design) for st in group]
             submitted = executor.map_array(run_task, tasks)
             arrays += 1
             ids.update((st.job, job.job_id) for st, job in zip(group, submitted))

@@ -16,7 +16,7 @@ from pydantic import Field
 from mbertlab.config import Config
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, external
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
+from mbertlab.studies.jobs import Job, RunContext
 
 
 class HfEncoderConfig(Config):
@@ -58,5 +58,3 @@ def hf_encoder_into(config: HfEncoderConfig, out: Path) -> None:
 def _build_hf_encoder(config: HfEncoderConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("hf_encoder", config, lambda out: hf_encoder_into(config, Path(out)), inputs)
 
-
-STAGE_KINDS.register("hf_encoder")(StageKind("hf_encoder", _build_hf_encoder, 0.01))

@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Callable
 
 from mbertlab.config import Config
-from mbertlab.registry import Registry
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 
@@ -53,19 +51,6 @@ class StageKind:
     stage: str
     build: Callable[[Config, list[Artifact], RunContext], Artifact]
     weight: float = 1.0  # rough relative cost, for the study ETA
-
-
-STAGE_KINDS: Registry[StageKind] = Registry("stage kind")
-
-
-def job_hash(job: Job, store: ArtifactStore, memo: dict[Job, str] | None = None) -> str:
-    """The artifact hash a job will have, computed without building anything."""
-    memo = {} if memo is None else memo
-    if job not in memo:
-        kind = STAGE_KINDS.get(job.kind)
-        inputs = [Artifact(i.kind, job_hash(i, store, memo), Path()) for i in job.inputs]
-        memo[job] = store.hash_for(kind.stage, job.config, inputs)
-    return memo[job]
 
 
 def topological(jobs: list[Job]) -> list[Job]:

@@ -24,7 +24,7 @@ from mbertlab.config import Config
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
+from mbertlab.studies.jobs import Job, RunContext
 
 OVERLAPS = ("p_type", "p_token")
 POOLED = "pooled"
@@ -201,6 +201,3 @@ def correlate_into(config: CorrelateConfig, inputs: list[Artifact], out: Path, c
 def _build_correlate(config: CorrelateConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("correlate", config, lambda out: correlate_into(config, inputs, Path(out), ctx), inputs)
 
-
-for _name, _fn, _weight in (("overlap", _build_overlap, 0.2), ("correlate", _build_correlate, 0.05)):
-    STAGE_KINDS.register(_name)(StageKind(_name, _fn, _weight))

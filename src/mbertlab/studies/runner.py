@@ -21,7 +21,8 @@ from mbertlab.progress import progress
 from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, job_hash, topological
+from mbertlab.studies.jobs import Job, RunContext, StageKind, topological
+from mbertlab.studies.kinds import job_hash, stage_kind
 from mbertlab.studies.spec import StudySpec, deep_merge, read_spec_data
 
 log = logging.getLogger("mbertlab")
@@ -58,7 +59,7 @@ def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:
     memo: dict[Job, str] = {}
     out = []
     for job in study_jobs(spec):
-        stage = STAGE_KINDS.get(job.kind).stage
+        stage = stage_kind(job.kind).stage
         hash_ = job_hash(job, store, memo)
         if store.find(stage, hash_) is not None:
             state = "done"
@@ -71,7 +72,7 @@ def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:
 
 
 def build_job(job: Job, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return STAGE_KINDS.get(job.kind).build(job.config, inputs, ctx)
+    return stage_kind(job.kind).build(job.config, inputs, ctx)
 
 
 def _init_worker(threads: str) -> None:
@@ -87,21 +88,21 @@ def _init_worker(threads: str) -> None:
         os._exit(1)
 
 
-def _worker_build(job: Job, inputs: list[Artifact], workdir: str, results_path: str, study: str) -> Artifact:
+def _worker_build(kind: StageKind, job: Job, inputs: list[Artifact], workdir: str, results_path: str,
+                  study: str) -> Artifact:
     """Entry point of a worker process (spawned: a fresh interpreter with its share of the cores)."""
-    import mbertlab.studies.designs  # noqa: F401  (registers the built-in stage kinds in this process)
     from mbertlab.runtime import setup_torch
 
     setup_torch()
     ctx = RunContext(ArtifactStore(workdir), ResultsDB(results_path), study)
-    return build_job(job, inputs, ctx)
+    return kind.build(job.config, inputs, ctx)
 
 
 def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1) -> dict[Job, Artifact]:
     """Build every job of the study in dependency order; returns the artifact of each job."""
     statuses = study_status(spec, ctx.store)
     missing = [s for s in statuses if s.state != "done"]
-    todo = sum(STAGE_KINDS.get(s.job.kind).weight for s in missing)
+    todo = sum(stage_kind(s.job.kind).weight for s in missing)
     started, done = time.time(), 0
     log.info("study %s: %d of %d stages to build", spec.name, len(missing), len(statuses))
     with progress(counts=False) as bar:
@@ -112,7 +113,7 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1) -> dict[Job, Arti
             nonlocal done
             if status.state != "done":
                 done += 1
-                bar.update(task, advance=STAGE_KINDS.get(status.job.kind).weight,
+                bar.update(task, advance=stage_kind(status.job.kind).weight,
                            description=f"{spec.name}: {done}/{len(missing)} stages ({status.job.label})")
 
         if jobs <= 1:
@@ -147,7 +148,7 @@ def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
                 if status.state == "done":
                     built[status.job] = build_job(status.job, inputs, ctx)
                     continue
-                fut = pool.submit(_worker_build, status.job, inputs, str(ctx.store.workdir),
+                fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs, str(ctx.store.workdir),
                                   str(ctx.results.path), ctx.study)
                 running[fut] = status
             if not running:

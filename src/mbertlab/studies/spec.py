@@ -29,9 +29,15 @@ class StudySpec:
 
 
 def builtin_specs() -> dict[str, Path]:
-    """Built-in specs shipped with the package, by name."""
-    folder = resources.files("mbertlab.studies") / "specs"
-    return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".yaml")}
+    """Built-in specs shipped with the package, by name: `papers/<key>/spec.yaml` is `<key>`, any other
+    `papers/<key>/<name>.yaml` is `<name>` (e.g. `quick`, a spec of the k2020 design)."""
+    papers = resources.files("mbertlab") / "papers"
+    specs = {}
+    for folder in sorted((p for p in papers.iterdir() if p.is_dir()), key=lambda p: p.name):
+        for p in folder.iterdir():
+            if p.name.endswith(".yaml") and p.name != "published.yaml":
+                specs[folder.name if p.name == "spec.yaml" else Path(p.name).stem] = Path(str(p))
+    return specs
 
 
 def resolve_spec_path(name_or_path: str | Path) -> Path:

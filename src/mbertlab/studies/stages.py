@@ -18,7 +18,7 @@ from mbertlab.data.generate import GenerateConfig, generate_into, preset_config
 from mbertlab.data.generate.build import ordered_languages
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
+from mbertlab.studies.jobs import Job, RunContext
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
 from mbertlab.transfer.config import TransferConfig
@@ -225,10 +225,3 @@ def _build_langid(config, inputs: list[Artifact], ctx: RunContext) -> Artifact:
         config, encoder.path / "model", Path(out), ctx.results, f"{encoder.stage}/{encoder.hash}", text.path,
         ctx.study), inputs)
 
-
-for _name, _fn, _weight in (("generate", _build_generate, 1), ("corpus", _build_corpus, 1),
-                            ("taskdata", _build_taskdata, 0.5), ("tokenizer", _build_tokenizer, 0.2),
-                            ("shards", _build_shards, 0.2), ("pretrain", _build_pretrain, 20),
-                            ("transfer", _build_transfer, 1.5), ("retrieval", _build_retrieval, 0.5),
-                            ("langid", _build_langid, 0.3)):
-    STAGE_KINDS.register(_name)(StageKind(_name, _fn, _weight))

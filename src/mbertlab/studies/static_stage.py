@@ -21,7 +21,7 @@ from mbertlab.config import Config
 from mbertlab.embeddings.static import StaticConfig
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, final_path
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
+from mbertlab.studies.jobs import Job, RunContext
 
 TEXT_FILES = "{lang}/text/{split}.txt"  # the generate stage's layout (studies/stages.py TEXT_FILES)
 
@@ -195,6 +195,3 @@ def _build_word_retrieval(config: WordRetrievalConfig, inputs: list[Artifact], c
     return ctx.store.build("word_retrieval", config,
                            lambda out: word_retrieval_into(config, vectors, data.path, Path(out), ctx), inputs)
 
-
-STAGE_KINDS.register("static")(StageKind("static", _build_static, 1.0))
-STAGE_KINDS.register("word_retrieval")(StageKind("word_retrieval", _build_word_retrieval, 0.5))

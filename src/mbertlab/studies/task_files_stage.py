@@ -15,7 +15,7 @@ from pydantic import Field
 from mbertlab.config import Config
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact
-from mbertlab.studies.jobs import STAGE_KINDS, Job, RunContext, StageKind
+from mbertlab.studies.jobs import Job, RunContext
 
 
 class LinkedFile(Config):
@@ -58,5 +58,3 @@ def task_files_into(config: TaskFilesConfig, out: Path) -> None:
 def _build_task_files(config: TaskFilesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("task_files", config, lambda out: task_files_into(config, Path(out)), inputs)
 
-
-STAGE_KINDS.register("task_files")(StageKind("task_files", _build_task_files, 0.01))

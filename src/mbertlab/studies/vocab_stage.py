@@ -17,7 +17,7 @@ from pydantic import Field
 from mbertlab.config import Config
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.jobs import STAGE_KINDS, RunContext, StageKind
+from mbertlab.studies.jobs import RunContext
 
 
 class VocabCurveConfig(Config):
@@ -104,5 +104,3 @@ def _build(config: VocabCurveConfig, inputs: list[Artifact], ctx: RunContext) ->
     return ctx.store.build("vocab_curve", config, lambda out: vocab_curve_into(config, inputs[0], Path(out), ctx),
                            inputs)
 
-
-STAGE_KINDS.register("vocab_curve")(StageKind("vocab_curve", _build, 0.05))

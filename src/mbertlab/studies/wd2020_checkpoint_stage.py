@@ -15,7 +15,7 @@ from pydantic import Field
 from mbertlab.config import Config
 from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact
-from mbertlab.studies.jobs import STAGE_KINDS, RunContext, StageKind
+from mbertlab.studies.jobs import RunContext
 from mbertlab.transfer.config import TransferConfig
 
 
@@ -42,5 +42,3 @@ def _build(config: CheckpointTransferConfig, inputs: list[Artifact], ctx: RunCon
         config.transfer, checkpoint_dir(pretrain, config.step), Path(out), ctx.results, name, data.path, ctx.study),
         inputs)
 
-
-STAGE_KINDS.register("wd2020_checkpoint")(StageKind("ckpt_transfer", _build, 1.5))

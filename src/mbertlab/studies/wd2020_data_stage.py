@@ -20,7 +20,7 @@ from mbertlab.corpus.build import text_stats
 from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.jobs import STAGE_KINDS, RunContext, StageKind
+from mbertlab.studies.jobs import RunContext
 
 GENERATED_TEXT = "{lang}/text/{split}.txt"
 
@@ -118,6 +118,3 @@ def _build_sizes(config: SizesConfig, inputs: list[Artifact], ctx: RunContext) -
     return ctx.store.build("wd2020_sizes", config, lambda out: sizes_into(config, corpus, data, Path(out), ctx),
                            inputs)
 
-
-STAGE_KINDS.register("wd2020_budget")(StageKind("corpus", _build_budget, 0.2))
-STAGE_KINDS.register("wd2020_sizes")(StageKind("wd2020_sizes", _build_sizes, 0.05))

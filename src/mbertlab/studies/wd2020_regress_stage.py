@@ -19,7 +19,7 @@ from mbertlab.config import Config
 from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.jobs import STAGE_KINDS, RunContext, StageKind
+from mbertlab.studies.jobs import RunContext
 
 
 class RegressConfig(Config):
@@ -69,5 +69,3 @@ def _build(config: RegressConfig, inputs: list[Artifact], ctx: RunContext) -> Ar
     return ctx.store.build("wd2020_regress", config,
                            lambda out: regress_into(config, sizes, transfers, Path(out), ctx), inputs)
 
-
-STAGE_KINDS.register("wd2020_regress")(StageKind("wd2020_regress", _build, 0.05))

@@ -1,0 +1,225 @@
+"""Design `conditions` (K et al. 2020): one source language, targets that each differ from it in one
+controlled way; one bilingual encoder per (source, target) pair and seed; tasks fine-tuned on the source
+and evaluated in-language and zero-shot on the target, beside two controls (a randomly initialised
+encoder fine-tuned the same way, the majority tag) and a label-free alignment measure (word-retrieval
+MRR with contextual vectors and the gold lexicon).
+
+A condition may also change how its encoder is built (K et al. Tables 4–11): its own `pretrain` /
+`tokenizer` keys over the spec's (model shape, NSP, language markers, char / word-piece / word
+tokens), a `permute` share p of the target's pretraining word pieces, and XNLI test pairs whose premise
+and hypothesis are in different languages. `tables` group conditions into the paper's factor tables.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from mbertlab.config import Config
+from mbertlab.errors import ConfigError
+from mbertlab.studies.designs import Design
+from mbertlab.studies.jobs import Job
+from mbertlab.studies.spec import StudySpec
+
+
+Control = Literal["random_init", "majority"]
+Task = Literal["upos", "ner", "parse", "xnli", "mldoc"]
+
+
+class Condition(Config):
+    name: str = Field(description="Row label in the table, e.g. 'fake script'.")
+    target: str = Field(description="Target language name (a language of the study data).")
+    permute: float | None = Field(None, ge=0.0, le=1.0, description="Share p of the target's word-piece pairs "
+                                  "swapped in pretraining (K et al. word order); sets pretrain.permute[target].")
+    pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining keys over the spec's "
+                                     "(deep-merged), e.g. {model: {layers: 1}} or {layout: pairs, nsp: true}.")
+    tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer keys over the spec's, "
+                                      "e.g. {kind: char} or {markers: true}.")
+    seeds: list[int] | None = Field(None, min_length=1, description="Seeds of this condition (default: the spec's).")
+    controls: list[Control] | None = Field(None, description="Controls of this condition (default: the spec's).")
+    tasks: list[Task] | None = Field(None, description="Tasks of this condition (default: the spec's), e.g. no "
+                                     "XNLI for a generated unigram language, which has no XNLI files.")
+    mixed_pairs: bool = Field(False, description="XNLI: also test premise and hypothesis in different languages "
+                              "(source-target and target-source, K et al.'s last table).")
+
+
+class TableRow(Config):
+    condition: str = Field(description="Name of the condition measured in this row.")
+    level: str | None = Field(None, description="The factor's value in this row, e.g. '0.25' (default: the "
+                              "table's `key` read from the condition's settings).")
+
+
+class FactorTable(Config):
+    """One of the paper's tables: a factor's levels as rows; source score, target score and Δ per task."""
+
+    title: str = Field(description="Caption, with the paper's table number, e.g. 'Word-order permutation'.")
+    factor: str = Field(description="Header of the first column, e.g. 'p'.")
+    key: str | None = Field(None, description="Dotted setting shown as a row's level when it gives none, e.g. "
+                            "'pretrain.model.layers' or 'tokenizer.kind' (the condition's effective value).")
+    rows: list[TableRow] = Field(min_length=1)
+
+
+class GeneratedData(Config):
+    kind: Literal["generated"] = "generated"
+    preset: str = Field("quick", description="Preset of `mbertlab generate`.")
+    seed: int = 0
+    set: dict[str, Any] = Field(default_factory=dict, description="Overrides of the generator config.")
+
+
+class LanguageFiles(Config):
+    """A real language: pretraining text and task files (paths relative to `data.root`)."""
+
+    text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
+    fake_script_of: str | None = Field(None, description="This language is a fake-script copy of another "
+                                       "(its text, task files and a gold lexicon are derived).")
+    upos: dict[str, str] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
+    ner: dict[str, str] = Field(default_factory=dict, description="split -> NER column file.")
+    lexicon: str | None = Field(None, description="MUSE dictionary from the source to this language.")
+    max_sentences: int | None = Field(None, description="Pretraining text budget in sentences.")
+
+
+class FilesData(Config):
+    kind: Literal["files"]
+    root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
+    languages: dict[str, LanguageFiles]
+
+
+class ConditionsSettings(Config):
+    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages "
+                                            "(kind: generated) or real files (kind: files).")
+    source: str = Field("src", description="The language every task is fine-tuned on.")
+    conditions: list[Condition] = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1,
+                             description="One pretraining and fine-tuning per seed and condition.")
+    tasks: list[Task] = Field(default_factory=lambda: ["upos", "ner"])
+    tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys.")
+    pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
+    finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys.")
+    controls: list[Control] = Field(default_factory=lambda: ["random_init", "majority"])
+    retrieval: bool = Field(True, description="Word-retrieval MRR between source and target per encoder.")
+    tables: list[FactorTable] = Field(default_factory=list, description="The paper's factor tables (rows name "
+                                      "conditions); none: one table per task over all conditions only.")
+
+
+def plan(spec: StudySpec) -> list[Job]:
+    from mbertlab.studies import stages
+
+    s: ConditionsSettings = spec.settings  # type: ignore[assignment]
+    if s.data.kind == "files":
+        text, data = stages.files_jobs(s.data, s.source, Path(spec.source).parent)
+    else:
+        text = data = stages.generate_job(s.data.preset, s.data.seed, s.data.set)
+    languages = stages.data_languages(data)
+    problems = [f"{spec.source}: key 'conditions': {cond.name!r}: unknown language {lang!r} "
+                f"(data: {', '.join(languages)})"
+                for cond in s.conditions for lang in dict.fromkeys((s.source, cond.target)) if lang not in languages]
+    names = [c.name for c in s.conditions]
+    problems += [f"{spec.source}: key 'conditions': name {n!r} is used twice" for n in names if names.count(n) > 1]
+    problems += [f"{spec.source}: key 'tables': {t.title!r}: unknown condition {r.condition!r}"
+                 for t in s.tables for r in t.rows if r.condition not in names]
+    problems += [f"{spec.source}: key 'tables': {t.title!r}: a row of condition {r.condition!r} needs a level "
+                 "(or the table a key)" for t in s.tables for r in t.rows if r.level is None and t.key is None]
+    problems += [f"{spec.source}: key 'conditions': {c.name!r}: mixed_pairs needs the xnli task"
+                 for c in s.conditions if c.mixed_pairs and "xnli" not in (s.tasks if c.tasks is None else c.tasks)]
+    if problems:
+        raise ConfigError("\n".join(dict.fromkeys(problems)))
+    by_name = {c.name: c for c in s.conditions}
+    for table in s.tables:  # a misspelt setting key fails here, before anything is built
+        [setting_value(s, by_name[r.condition], table.key) for r in table.rows if r.level is None]
+    jobs: list[Job] = []
+    encoders: dict[Job, str] = {}
+    for cond in s.conditions:
+        cond_jobs = _condition_jobs(s, cond, text, data)
+        for job in {j.inputs[0] for j in cond_jobs if j.kind == "transfer" and len(j.inputs) == 2}:
+            if job in encoders and encoders[job] != cond.name:
+                raise ConfigError(f"{spec.source}: key 'conditions': {encoders[job]!r} and {cond.name!r} pretrain "
+                                  "the same encoder; list a condition once and name it in several tables")
+            encoders[job] = cond.name
+        jobs += cond_jobs
+    return jobs
+
+
+def condition_settings(s: ConditionsSettings, cond: Condition) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (tokenizer, pretrain) keys of a condition: the spec's with the condition's merged over them."""
+    from mbertlab.studies.spec import deep_merge
+
+    pretrain = deep_merge(s.pretrain, cond.pretrain)
+    if cond.permute is not None:
+        pretrain["permute"] = {**pretrain.get("permute", {}), cond.target: cond.permute}
+    return deep_merge(s.tokenizer, cond.tokenizer), pretrain
+
+
+def setting_value(s: ConditionsSettings, cond: Condition, key: str) -> str:
+    """A condition's effective setting, e.g. 'pretrain.model.layers' -> '4' (defaults included)."""
+    from mbertlab.config import parse_config
+    from mbertlab.pretrain.config import PretrainConfig
+    from mbertlab.tokenizers.train import TokenizerConfig
+
+    tokenizer, pretrain = condition_settings(s, cond)
+    head, _, rest = key.partition(".")
+    configs = {"pretrain": lambda: parse_config(PretrainConfig, pretrain, "study key 'pretrain'"),
+               "tokenizer": lambda: parse_config(TokenizerConfig, tokenizer, "study key 'tokenizer'")}
+    if head not in configs or not rest:
+        raise ConfigError(f"key 'tables': key {key!r}: expected pretrain.<key> or tokenizer.<key>")
+    value = configs[head]()
+    for part in rest.split("."):
+        if not hasattr(value, part):
+            raise ConfigError(f"key 'tables': key {key!r}: no setting {part!r}")
+        value = getattr(value, part)
+    return str(value)
+
+
+def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job) -> list[Job]:
+    from mbertlab.studies import stages
+
+    pair = [s.source, cond.target]
+    tags = (("condition", cond.name),)
+    tokenizer, pretrain = condition_settings(s, cond)
+    controls = s.controls if cond.controls is None else cond.controls
+    tasks = s.tasks if cond.tasks is None else cond.tasks
+    shards = stages.shards_job(text, pair, tokenizer, tags)
+    jobs: list[Job] = []
+    if "majority" in controls:
+        jobs += [stages.transfer_job(None, data, task, s.source, pair, s.finetune, 0, "majority",
+                                     tags + (("control", "majority"),)) for task in tasks]
+    for seed in cond.seeds or s.seeds:
+        encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
+        variants = [("pretrained", "finetune")] + ([("random_init", "random_init")] if "random_init" in controls else [])
+        for control, mode in variants:
+            vtags = tags + (("seed", str(seed)), ("control", control))
+            for task in tasks:
+                job = stages.transfer_job(encoder, data, task, s.source, pair, s.finetune, seed, mode, vtags)
+                jobs.append(_mixed(job, data, s.source, cond.target) if cond.mixed_pairs and task == "xnli" else job)
+            if s.retrieval:
+                jobs.append(stages.retrieval_job(encoder, data, text, s.source, cond.target, seed,
+                                                 control == "random_init", vtags))
+    return jobs
+
+
+def mixed_lang(premise: str, hypothesis: str) -> str:
+    """`test_lang` of XNLI rows whose premise and hypothesis are in different languages."""
+    return f"{premise}-{hypothesis}"
+
+
+def _mixed(job: Job, data: Job, source: str, target: str) -> Job:
+    """The XNLI job also scoring source premises with target hypotheses and the reverse (parallel files)."""
+    from mbertlab.studies.stages import TASK_FILES
+    from mbertlab.transfer.config import DataFile, TransferConfig
+
+    pattern, fmt = TASK_FILES[data.kind]["xnli"]
+    extra = [DataFile(lang=mixed_lang(p, h), split="test", path=pattern.format(lang=p, split="test"), format=fmt,
+                      hypothesis_path=pattern.format(lang=h, split="test"), hypothesis_lang=h)
+             for p, h in ((source, target), (target, source))]
+    config = TransferConfig.model_validate({**job.config.model_dump(), "evaluate": [
+        *[f.model_dump() for f in job.config.evaluate], *[f.model_dump() for f in extra]]})
+    return Job(job.kind, config, job.inputs, job.label + " (mixed pairs)", job.tags)
+
+
+def report(spec: StudySpec, store, results):
+    from mbertlab.papers.k2020.tables import conditions_report
+
+    return conditions_report(spec, store, results)
+
+
+DESIGN = Design(ConditionsSettings, plan, report)

@@ -1,0 +1,106 @@
+"""Tables of the `liu2020` design: BERT vs word2vec vs GloVe by data size on word retrieval (MRR, P@1)
+and XNLI zero-shot, BERT's context window, and MRR by part of speech (Liu et al. 2020 Table 1 layout:
+one row per model, one column per class). Published numbers are not shown: none could be verified offline
+(src/mbertlab/papers/liu2020/README.md)."""
+from __future__ import annotations
+
+from mbertlab.report.render import Report
+from mbertlab.report.tables import Cell, Table, delta
+from mbertlab.store.results import ResultRow
+from mbertlab.papers.k2020.tables import rows_by_job
+from mbertlab.papers.liu2020.design import BERT, STATIC_NAMES
+from mbertlab.studies.spec import StudySpec
+
+POS_COLUMNS = ("NOUN", "VERB", "ADJ", "ADV", "open", "closed")
+TASK_TITLES = {"xnli": "XNLI", "mldoc": "MLDoc"}
+
+
+def _select(rows_of, kind: str, **tags: str) -> list[ResultRow]:
+    return [r for job, rows in rows_of.items() if job.kind == kind and all(job.tag(k) == v for k, v in tags.items())
+            for r in rows]
+
+
+def _metric(rows: list[ResultRow], metric: str, scale: float, digits: int, **where) -> Cell:
+    vals = [r.value for r in rows if r.metric == metric and all(getattr(r, k) == v for k, v in where.items())]
+    return Cell(vals, scale, digits)
+
+
+def liu2020_report(spec: StudySpec, store, results) -> Report:
+    from mbertlab.studies.runner import study_jobs
+
+    s = spec.settings
+    rows_of = rows_by_job(study_jobs(spec), store, results)
+    models = [BERT] + [STATIC_NAMES[m] for m in s.static_methods]
+    sizes = [z.name for z in s.sizes]
+    largest = max(s.sizes, key=lambda z: z.sentences).name
+    window_size = s.window_size or largest
+    tables = [_retrieval_table(s, rows_of, models, sizes)]
+    if s.window is not None:
+        tables.append(_window_table(s, rows_of, window_size))
+    tables += [_task_table(s, rows_of, models, sizes, task) for task in s.tasks]
+    tables.append(_pos_table(s, rows_of, models, largest, window_size))
+    notes = [f"Sizes {', '.join(f'{z.name} = {z.sentences} sentences per language' for z in s.sizes)} (the "
+             "paper's 200k / 1000k, scaled). Mean ± sample std over seeds "
+             f"{s.seeds}. Every model shares one tokenizer; static vectors have the BERT hidden size; XNLI "
+             f"uses a BiLSTM + max-pooling head on frozen features (BERT mode: {s.bert_mode})."]
+    return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, [], notes)
+
+
+def _retrieval_table(s, rows_of, models, sizes) -> Table:
+    columns = ["Model"] + [f"{name} {size}" for size in sizes for name in ("MRR", "P@1")]
+    body = []
+    for model in models:
+        row: list = [model]
+        for size in sizes:
+            rows = _select(rows_of, "word_retrieval", method=model, size=size, window="full")
+            row += [_metric(rows, "mrr", 1.0, 3), _metric(rows, "p@1", 100.0, 1)]
+        body.append(row)
+    return Table(f"Word retrieval {s.source} → {s.target} (MRR, P@1 %) by training data size", columns, body,
+                 note="Each source word ranks every target word of the gold lexicon by cosine similarity; BERT: "
+                      "contextual vectors averaged over the word's occurrences, last layer.")
+
+
+def _window_table(s, rows_of, size: str) -> Table:
+    columns = ["Model", "Window", "MRR", "P@1"] + [f"{TASK_TITLES[t]} {s.target}" for t in s.tasks]
+    body = []
+    for window in ("full", "short"):
+        retrieval = _select(rows_of, "word_retrieval", method=BERT, size=size, window=window)
+        row: list = [BERT, "full" if window == "full" else f"w = {s.window}", _metric(retrieval, "mrr", 1.0, 3),
+                     _metric(retrieval, "p@1", 100.0, 1)]
+        for task in s.tasks:
+            transfer = _select(rows_of, "transfer", method=BERT, size=size, window=window, task=task)
+            row.append(_metric(transfer, "accuracy", 100.0, 1, test_lang=s.target, split="test"))
+        body.append(row)
+    return Table(f"Context window of BERT ({size} data)", columns, body,
+                 note="The window model sees as many tokens per step (batch scaled by full / window).")
+
+
+def _task_table(s, rows_of, models, sizes, task: str) -> Table:
+    title = TASK_TITLES[task]
+    columns = ["Model", "Size", f"{s.source} (train language)", f"{s.target} (zero-shot)", "Δ"]
+    body = []
+    for model in models:
+        for size in sizes:
+            rows = _select(rows_of, "transfer", method=model, size=size, window="full", task=task)
+            src = _metric(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test")
+            tgt = _metric(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test")
+            body.append([model, size, src, tgt, delta(src, tgt)])
+    if s.majority:
+        rows = _select(rows_of, "transfer", method="majority", task=task)
+        body.append(["majority label", "—", _metric(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test"),
+                     _metric(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test"), "—"])
+    return Table(f"{title} accuracy (%): trained on {s.source}, tested zero-shot on {s.target}", columns, body)
+
+
+def _pos_table(s, rows_of, models, largest: str, window_size: str) -> Table:
+    lines = [(m, largest, "full") for m in models]
+    if s.window is not None:
+        lines.append((BERT, window_size, "short"))
+    body = []
+    for model, size, window in lines:
+        rows = _select(rows_of, "word_retrieval", method=model, size=size, window=window)
+        label = model if window == "full" else f"{model} (w = {s.window})"
+        body.append([label] + [_metric(rows, f"mrr_{c}", 1.0, 3) for c in POS_COLUMNS])
+    return Table(f"MRR by part of speech ({largest} data)", ["Model", *POS_COLUMNS], body,
+                 note="Each source word takes its most frequent UPOS in the source treebank; open = ADJ ADV INTJ "
+                      "NOUN PROPN VERB, closed = UD's closed classes.")

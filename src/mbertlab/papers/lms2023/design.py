@@ -1,0 +1,149 @@
+"""Design `lms2023` (Limisiewicz, Malkin & Stanovsky 2023): per language set and seed, three multilingual
+encoders on one shared vocabulary — HL (hard labels, every language's full budget), HL balanced (hard
+labels, every language cut to the smallest) and the distilled student (soft labels from monolingual
+teachers, balanced data) — scored by MLM MRR against the teachers (their Eq. 3) and by POS/NER probes
+in-language and zero-shot from the set's source language.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from mbertlab.config import Config, parse_config
+from mbertlab.errors import ConfigError
+from mbertlab.studies.designs import Design
+from mbertlab.papers.k2020.design import GeneratedData
+from mbertlab.studies.jobs import Job
+from mbertlab.studies.spec import StudySpec
+
+VARIANTS = ("HL", "HL balanced", "distilled")
+
+
+class SetLanguage(Config):
+    name: str = Field(description="A language of the generated data.")
+    share: int = Field(gt=0, description="Relative corpus size (their Table 1: 100/100/50/30/20/10/10).")
+    group: Literal["high", "low"] = Field(description="Resource group for Eq. 3 and the probe columns.")
+
+
+class LanguageSet(Config):
+    name: str = Field(description="Table label, e.g. 'shared script'.")
+    source: str = Field(description="Zero-shot probes train on this language.")
+    languages: list[SetLanguage] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _source_in_set(self):
+        names = [l.name for l in self.languages]
+        if self.source not in names:
+            raise ValueError(f"source {self.source!r} is not one of the set's languages {names}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"languages repeat: {names}")
+        return self
+
+    def budgets(self, unit: int) -> dict[str, int]:
+        return {l.name: l.share * unit for l in self.languages}
+
+    def groups(self) -> dict[str, list[str]]:
+        return {g: [l.name for l in self.languages if l.group == g] for g in ("low", "high")}
+
+
+class Lms2023Settings(Config):
+    data: GeneratedData = Field(default_factory=GeneratedData, description="Generated languages; `set.languages` "
+                                "lists every language of every set (fake-script variants for a diverse set).")
+    unit: int = Field(100, gt=0, description="Training sentences per share point (share 100 -> 100·unit).")
+    sets: list[LanguageSet] = Field(min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    tokenizer: dict[str, Any] = Field(default_factory=dict, description="One tokenizer per set, on its full text.")
+    pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining keys of every model.")
+    teacher: dict[str, Any] = Field(default_factory=dict, description="Overrides of `pretrain` for the teachers.")
+    student: dict[str, Any] = Field(default_factory=lambda: {"temperature": 1.0, "hard_weight": 0.0},
+                                    description="Overrides of `pretrain` for the student (temperature, hard_weight).")
+    tasks: list[Literal["upos", "ner"]] = Field(default_factory=lambda: ["upos", "ner"])
+    probe: dict[str, Any] = Field(default_factory=dict, description="Transfer keys of the probes (mode probe).")
+    in_language: Literal["all", "low", "none"] = Field("all", description="Languages probed in-language besides "
+                                                       "the source (whose in-language score the zero-shot job has).")
+
+
+def plan(spec: StudySpec) -> list[Job]:
+    from mbertlab.studies import stages
+
+    s: Lms2023Settings = spec.settings  # type: ignore[assignment]
+    data = stages.generate_job(s.data.preset, s.data.seed, s.data.set)
+    _check(spec, s, data)
+    jobs: list[Job] = []
+    for lset in s.sets:
+        jobs += _set_jobs(s, lset, data)
+    return jobs
+
+
+def _check(spec: StudySpec, s: Lms2023Settings, data: Job) -> None:
+    from mbertlab.studies import stages
+
+    languages = stages.data_languages(data)
+    problems = [f"{spec.source}: key 'sets': {lset.name!r}: unknown language {l.name!r} (data: {', '.join(languages)})"
+                for lset in s.sets for l in lset.languages if l.name not in languages]
+    need = max(l.share for lset in s.sets for l in lset.languages) * s.unit
+    if data.config.sentences.train < need:
+        problems.append(f"{spec.source}: key 'data.set.sentences.train': {data.config.sentences.train} sentences, "
+                        f"the largest share × unit needs {need}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
+    from mbertlab.pretrain.config import PretrainConfig
+    from mbertlab.studies import distill_stage as ds
+    from mbertlab.studies import stages
+    from mbertlab.tokenizers.shards import ShardsConfig
+    from mbertlab.tokenizers.train import TokenizerConfig
+
+    names = [l.name for l in lset.languages]
+    tags = (("set", lset.name),)
+    full = ds.budget_job(data, lset.budgets(s.unit), False, tags)
+    balanced = ds.budget_job(data, lset.budgets(s.unit), True, tags)
+    tok = Job("tokenizer", parse_config(TokenizerConfig, {**s.tokenizer, "languages": names}, "study key 'tokenizer'"),
+              (full,), label=f"tokenizer {lset.name}", tags=tags)
+    shards = {"full": Job("shards", ShardsConfig(languages=names), (tok, full), label=f"shards {lset.name}", tags=tags),
+              "balanced": Job("shards", ShardsConfig(languages=names), (tok, balanced),
+                              label=f"shards {lset.name} balanced", tags=tags)}
+    mono = {l: Job("shards", ShardsConfig(languages=[l]), (tok, full), label=f"shards {l}", tags=tags) for l in names}
+    jobs: list[Job] = []
+    for seed in s.seeds:
+        stags = tags + (("seed", str(seed)),)
+        teachers = {l: stages.pretrain_job(mono[l], {**s.pretrain, **s.teacher}, seed,
+                                           stags + (("variant", "teacher"), ("lang", l))) for l in names}
+        models = {"HL": stages.pretrain_job(shards["full"], s.pretrain, seed, stags + (("variant", "HL"),)),
+                  "HL balanced": stages.pretrain_job(shards["balanced"], s.pretrain, seed,
+                                                     stags + (("variant", "HL balanced"),)),
+                  "distilled": ds.student_job(shards["balanced"], teachers, {**s.pretrain, **s.student}, seed,
+                                              stags + (("variant", "distilled"),))}
+        config = parse_config(PretrainConfig, {**s.pretrain, "seed": seed}, "study key 'pretrain'")
+        jobs.append(ds.balance_job(shards["full"], models, teachers, lset.groups(), config, stags))
+        for variant, encoder in models.items():
+            jobs += _probe_jobs(s, lset, data, encoder, seed, stags + (("variant", variant),))
+    return jobs
+
+
+def _probe_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, encoder: Job, seed: int, tags) -> list[Job]:
+    from mbertlab.studies import stages
+
+    names = [l.name for l in lset.languages]
+    own = [l.name for l in lset.languages if l.name != lset.source and
+           (s.in_language == "all" or (s.in_language == "low" and l.group == "low"))]
+    variant = dict(tags)["variant"]
+    jobs = []
+    for task in s.tasks:
+        for train, langs, kind in [(lset.source, names, "zero-shot")] + [(l, [l], "in-language") for l in own]:
+            label = f"{task} probe {variant} {lset.name} {kind} from {train} seed {seed}"
+            jobs.append(stages.transfer_job(encoder, data, task, train, langs, s.probe, seed, "probe",
+                                            tags + (("probe", kind),), label=label))
+    return jobs
+
+
+def report(spec: StudySpec, store, results):
+    from mbertlab.papers.lms2023.tables import lms2023_report
+
+    return lms2023_report(spec, store, results)
+
+
+DESIGN = Design(Lms2023Settings, plan, report)

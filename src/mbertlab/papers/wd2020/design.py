@@ -1,0 +1,296 @@
+"""Design `wd2020` (Wu & Dredze 2020, "Are all languages created equal in mBERT?"): languages of very
+different sizes; for each, in-language NER / UPOS / parsing with a multilingual encoder (every language,
+α-smoothed sampling as mBERT), a monolingual encoder, and a bilingual encoder that pairs a low-resource
+language with a related, larger one; the Table 4 variants (base / small / smaller vocabulary / shorter
+sequences) of the monolingual and bilingual encoders; vocabulary frequency curves (Fig. 3); the
+regression of scores on WikiSize and task-data size (Table 2); dev score per saved checkpoint (Fig. 4).
+
+Generated data: the generator writes every language at one size, so a `wd2020_budget` stage cuts each
+language's pretraining text to its own budget; WikiSize is then measured from that text exactly as the
+corpus stage measures real text. Real data (`data.kind: files`) goes through the corpus stage itself.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+import mbertlab.studies.vocab_stage  # noqa: F401  (these register the stage kinds the design plans)
+import mbertlab.studies.wd2020_checkpoint_stage  # noqa: F401
+import mbertlab.studies.wd2020_data_stage  # noqa: F401
+import mbertlab.studies.wd2020_regress_stage  # noqa: F401
+from mbertlab.config import Config, parse_config
+from mbertlab.errors import ConfigError
+from mbertlab.studies.designs import Design
+from mbertlab.papers.k2020.design import FilesData
+from mbertlab.studies.jobs import Job
+from mbertlab.studies.spec import StudySpec, deep_merge
+
+Task = Literal["upos", "ner", "parse"]
+Encoder = Literal["monolingual", "bilingual", "multilingual"]
+
+
+class Language(Config):
+    name: str
+    resource: Literal["low", "mid", "high"] = Field(description="The role the study gives the language (tags "
+                                                    "rows); tables group by the measured WikiSize too.")
+    sentences: int | None = Field(None, ge=1, description="Pretraining budget in sentences (generated data; "
+                                  "real data: data.languages.<name>.max_sentences).")
+    related: str | None = Field(None, description="The larger, related language a bilingual encoder pairs "
+                                "this one with (low-resource languages).")
+    task_sentences: int | None = Field(None, ge=1, description="Fine-tuning sentences of this language "
+                                       "(default: finetune.max_train_sentences).")
+    generate: dict[str, Any] = Field(default_factory=dict, description="Generated data: the generator's "
+                                     "language keys (base, shared_vocabulary, word_order, ...).")
+
+
+class GeneratedData(Config):
+    kind: Literal["generated"] = "generated"
+    seed: int = 0
+    set: dict[str, Any] = Field(default_factory=dict, description="Other generator keys (sentences.dev, lexicon, "
+                                "tasks ...); sentences.train defaults to the largest budget.")
+
+
+class Variant(Config):
+    name: str = Field(description="Row label of Table 4, e.g. 'small'.")
+    tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer keys over the study's.")
+    pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretrain keys over the study's.")
+
+
+class Curve(Config):
+    """Fig. 4: each saved checkpoint of the first seed's base encoders, fine-tuned and scored on dev."""
+
+    task: Task = "ner"
+    encoders: list[Encoder] = Field(default_factory=lambda: ["monolingual", "bilingual", "multilingual"])
+
+
+class Regression(Config):
+    factors: list[str] = Field(default_factory=lambda: ["wikisize", "log2:train_sentences"],
+                               description="Rows of the sizes stage: wikisize, mb, sentences, train_sentences.")
+    encoder: Encoder = "multilingual"
+    alpha: float = 0.05
+
+
+class Wd2020Settings(Config):
+    data: GeneratedData | FilesData = Field(default_factory=GeneratedData)
+    languages: list[Language] = Field(min_length=2)
+    encoders: list[Encoder] = Field(default_factory=lambda: ["monolingual", "bilingual", "multilingual"])
+    monolingual_for: Literal["low", "all"] = Field("low", description="Languages that get a monolingual encoder.")
+    variants: list[Variant] = Field(default_factory=lambda: [Variant(name="base")], min_length=1,
+                                    description="Table 4: the first is the base; every variant trains the "
+                                    "monolingual and bilingual encoders of the low-resource languages.")
+    seeds: list[int] = Field(default_factory=lambda: [0, 1], min_length=1)
+    tasks: list[Task] = Field(default_factory=lambda: ["ner", "upos", "parse"], min_length=1)
+    alpha: float = Field(0.7, ge=0, description="Multilingual language sampling p ∝ n^alpha (mBERT: 0.7).")
+    tokenizer: dict[str, Any] = Field(default_factory=dict)
+    pretrain: dict[str, Any] = Field(default_factory=dict)
+    finetune: dict[str, Any] = Field(default_factory=dict)
+    equal_steps: bool = Field(True, description="Fine-tune every language for the same number of optimiser "
+                              "steps (epochs × largest task_sentences / the language's), so a small task set is "
+                              "not also a shorter fine-tuning.")
+    vocab_curves: bool = True
+    curve: Curve | None = Field(default_factory=Curve)
+    regression: Regression | None = Field(default_factory=Regression)
+    wikisize_bins: list[float] = Field(default_factory=list, description="Edges of the WikiSize groups in the "
+                                       "tables (log2 MB); empty: one group per resource role.")
+
+    @model_validator(mode="after")
+    def _languages_known(self):
+        names = [l.name for l in self.languages]
+        problems = [f"languages.{l.name}.related: unknown language {l.related!r}" for l in self.languages
+                    if l.related is not None and l.related not in names]
+        problems += [f"languages: {n!r} listed twice" for n in dict.fromkeys(n for n in names if names.count(n) > 1)]
+        if self.data.kind == "generated":
+            problems += [f"languages.{l.name}.sentences: required with generated data" for l in self.languages
+                         if l.sentences is None]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def low_languages(s: Wd2020Settings) -> list[Language]:
+    return [l for l in s.languages if l.resource == "low"]
+
+
+def plan(spec: StudySpec) -> list[Job]:
+    from mbertlab.studies import stages
+
+    s: Wd2020Settings = spec.settings  # type: ignore[assignment]
+    text, data = _data_jobs(s, spec)
+    available = stages.data_languages(data)
+    missing = [l.name for l in s.languages if l.name not in available]
+    if missing:
+        raise ConfigError(f"{spec.source}: key 'languages': not in the data: {', '.join(missing)}")
+    sizes = _sizes_job(s, text, data)
+    jobs: list[Job] = [sizes]
+    transfers: dict[tuple[str, str], list[Job]] = {}  # (encoder, variant) -> transfer jobs
+    for encoder, variant, langs, evaluated, tags in _encoders(s):
+        shards = stages.shards_job(text, langs, _tokenizer(s, variant, langs), tags)
+        if s.vocab_curves:
+            jobs.append(Job("vocab_curve", _vocab_config(), (shards,), label=f"vocab {'+'.join(langs)}", tags=tags))
+        for seed in s.seeds:
+            settings = _pretrain(s, variant, encoder)
+            model = stages.pretrain_job(shards, settings, seed, tags + (("seed", str(seed)),))
+            for lang in evaluated:
+                ltags = tags + (("seed", str(seed)), ("lang", lang.name), ("resource", lang.resource))
+                for task in s.tasks:
+                    if not has_task(data, task, lang.name):
+                        continue
+                    job = stages.transfer_job(model, data, task, lang.name, [lang.name], _finetune(s, lang), seed,
+                                              "finetune", ltags + (("checkpoint", "final"),))
+                    transfers.setdefault((encoder, variant.name), []).append(job)
+                    jobs.append(job)
+                if s.curve and seed == s.seeds[0] and variant is s.variants[0] and encoder in s.curve.encoders \
+                        and lang.resource == "low" and has_task(data, s.curve.task, lang.name):
+                    jobs += _curve_jobs(s, model, data, lang, settings, seed, ltags)
+    if s.regression:
+        jobs += _regression_jobs(s, sizes, transfers.get((s.regression.encoder, s.variants[0].name), []))
+    return jobs
+
+
+def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:
+    from mbertlab.studies import stages
+
+    if s.data.kind == "files":
+        return stages.files_jobs(s.data, s.languages[0].name, Path(spec.source).parent)
+    sentences = {"train": max(l.sentences for l in s.languages)}
+    languages = [{"name": l.name, "sample_seed": i + 1, **l.generate} for i, l in enumerate(s.languages)]
+    overrides = deep_merge({"sentences": sentences}, s.data.set)
+    generated = stages.generate_job("quick", s.data.seed, {**overrides, "languages": languages})
+    from mbertlab.studies.wd2020_data_stage import BudgetConfig
+
+    budget = BudgetConfig(languages=[{"name": l.name, "sentences": l.sentences} for l in s.languages],
+                          dev_sentences=generated.config.sentences.dev)
+    return Job("wd2020_budget", budget, (generated,), label="budgets"), generated
+
+
+def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
+    from mbertlab.studies import stages
+    from mbertlab.studies.wd2020_data_stage import SizesConfig
+
+    langs = []
+    for lang in s.languages:
+        tasks = [{"task": t, "path": stages.TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
+                  "cap": _finetune(s, lang).get("max_train_sentences")}
+                 for t in s.tasks if has_task(data, t, lang.name)]
+        langs.append({"name": lang.name, "tasks": tasks})
+    return Job("wd2020_sizes", SizesConfig(languages=langs), (text, data), label="sizes (WikiSize)")
+
+
+def _encoders(s: Wd2020Settings):
+    """(encoder kind, variant, pretraining languages, languages scored in-language, tags) per encoder."""
+    base = s.variants[0]
+    if "multilingual" in s.encoders:
+        yield "multilingual", base, [l.name for l in s.languages], s.languages, _tags("multilingual", base)
+    mono = low_languages(s) if s.monolingual_for == "low" else s.languages
+    for variant in s.variants:
+        if "monolingual" in s.encoders:
+            for lang in mono:
+                if variant is base or lang.resource == "low":
+                    yield "monolingual", variant, [lang.name], [lang], _tags("monolingual", variant)
+        if "bilingual" in s.encoders:
+            for lang in low_languages(s):
+                if lang.related:
+                    yield ("bilingual", variant, [lang.name, lang.related], [lang],
+                           _tags("bilingual", variant) + (("paired_with", lang.related),))
+
+
+def _tags(encoder: str, variant: Variant) -> tuple[tuple[str, str], ...]:
+    return (("encoder", encoder), ("variant", variant.name))
+
+
+def _tokenizer(s: Wd2020Settings, variant: Variant, langs: list[str]) -> dict[str, Any]:
+    """Vocabulary learned from each language's text in proportion (mBERT's vocabulary is not balanced)."""
+    keys = deep_merge(s.tokenizer, variant.tokenizer)
+    if len(langs) > 1 and "sentences_per_language" not in keys:
+        keys["sentences_per_language"] = max(l.sentences or 0 for l in s.languages) or None
+    return keys
+
+
+def _pretrain(s: Wd2020Settings, variant: Variant, encoder: str) -> dict[str, Any]:
+    keys = deep_merge(s.pretrain, variant.pretrain)
+    if encoder == "multilingual":
+        keys.setdefault("alpha", s.alpha)
+    if s.curve is not None:  # keep every save, for Fig. 4
+        every = keys.get("checkpoint_every", 500)
+        keys["keep_checkpoints"] = max(keys.get("keep_checkpoints", 2), -(-keys.get("steps", 1000) // every))
+    return keys
+
+
+def _finetune(s: Wd2020Settings, lang: Language) -> dict[str, Any]:
+    keys = {**s.finetune, **({"max_train_sentences": lang.task_sentences} if lang.task_sentences else {})}
+    largest = max((l.task_sentences or 0) for l in s.languages)
+    if s.equal_steps and lang.task_sentences and largest > lang.task_sentences:
+        keys["epochs"] = keys.get("epochs", 2.0) * largest / lang.task_sentences
+    return keys
+
+
+def checkpoint_steps(settings: dict[str, Any]) -> list[int]:
+    steps, every = settings.get("steps", 1000), settings.get("checkpoint_every", 500)
+    return sorted({*range(every, steps + 1, every), steps})
+
+
+def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settings, seed: int, tags) -> list[Job]:
+    from mbertlab.studies import stages
+    from mbertlab.studies.wd2020_checkpoint_stage import CheckpointTransferConfig
+    from mbertlab.transfer.config import TransferConfig
+
+    pattern, fmt = stages.TASK_FILES[data.kind][s.curve.task]
+    splits = [sp for sp in ("train", "dev", "test") if _has_split(data, s.curve.task, lang.name, sp)]
+    files = {sp: {"lang": lang.name, "split": sp, "path": pattern.format(lang=lang.name, split=sp), "format": fmt}
+             for sp in splits}
+    keys = {**_finetune(s, lang), "task": s.curve.task, "mode": "finetune", "seed": seed, "train": files["train"],
+            "evaluate": [f for k, f in files.items() if k != "train"]}
+    transfer = parse_config(TransferConfig, keys, "study key 'finetune'")
+    return [Job("wd2020_checkpoint", CheckpointTransferConfig(step=step, transfer=transfer), (model, data),
+                label=f"{s.curve.task} checkpoint {step} {dict(tags).get('encoder')} {lang.name}",
+                tags=tags + (("checkpoint", str(step)), ("step", str(step)), ("task", s.curve.task)))
+            for step in checkpoint_steps(settings)]
+
+
+def _has_split(data: Job, task: str, lang: str, split: str) -> bool:
+    """Generated languages have every split; real task data has the files the spec names."""
+    from mbertlab.studies import stages
+
+    if task not in stages.TASK_FILES[data.kind]:
+        return False
+    if data.kind == "generate":
+        return True
+    files = {l.name: getattr(l, task) for l in data.config.languages}
+    return split in files.get(lang, {})
+
+
+def has_task(data: Job, task: str, lang: str) -> bool:
+    """In-language fine-tuning needs the language's training and test files of the task."""
+    return _has_split(data, task, lang, "train") and _has_split(data, task, lang, "test")
+
+
+def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> list[Job]:
+    from mbertlab.studies.wd2020_regress_stage import RegressConfig
+    from mbertlab.transfer.config import MAIN_METRIC
+
+    jobs = []
+    for task in s.tasks:
+        scored = [j for j in transfers if j.tag("task") == task]
+        if scored:
+            config = RegressConfig(task=task, metric=MAIN_METRIC[task], factors=s.regression.factors,
+                                   alpha=s.regression.alpha)
+            jobs.append(Job("wd2020_regress", config, (sizes, *scored), label=f"regression {task}",
+                            tags=(("task", task), ("encoder", s.regression.encoder))))
+    return jobs
+
+
+def _vocab_config():
+    from mbertlab.studies.vocab_stage import VocabCurveConfig
+
+    return VocabCurveConfig()
+
+
+def report(spec: StudySpec, store, results):
+    from mbertlab.papers.wd2020.tables import wd2020_report
+
+    return wd2020_report(spec, store, results)
+
+
+DESIGN = Design(Wd2020Settings, plan, report)

@@ -1,0 +1,247 @@
+"""Tables and figures of the `wd2020` design in the layout of Wu & Dredze 2020, from results.db only:
+in-language scores by WikiSize group (mono / bilingual / mBERT), per language, Table 2 (regression),
+Table 4 (variants), Fig. 3 (vocabulary coverage) and Fig. 4 (dev score per checkpoint)."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from mbertlab.report.render import Plot, Report
+from mbertlab.report.tables import Cell, Table
+from mbertlab.store.results import ResultRow
+from mbertlab.papers.k2020.tables import rows_by_job
+from mbertlab.studies.spec import StudySpec
+
+METRIC = {"ner": ("f1", "NER"), "upos": ("accuracy", "POS"), "parse": ("las_nopunct", "Parsing (LAS)")}
+ENCODER_NAMES = {"monolingual": "Monolingual BERT", "bilingual": "Bilingual BERT", "multilingual": "mBERT"}
+
+
+class Rows:
+    """The study's rows, each with its job's tags (encoder, variant, lang, seed, task, step ...)."""
+
+    def __init__(self, spec: StudySpec, store, results):
+        from mbertlab.studies.runner import study_jobs
+
+        self.items: list[tuple[dict[str, str], ResultRow]] = []
+        for job, rows in rows_by_job(study_jobs(spec), store, results).items():
+            tags = {"kind": job.kind, **dict(job.tags)}
+            self.items += [(tags, r) for r in rows]
+
+    def values(self, metric: str, split: str = "test", **tags: str) -> list[float]:
+        return [r.value for t, r in self.items
+                if r.metric == metric and r.split == split and all(t.get(k) == v for k, v in tags.items())]
+
+    def rows(self, kind: str, **tags: str) -> list[tuple[dict[str, str], ResultRow]]:
+        return [(t, r) for t, r in self.items if t["kind"] == kind and all(t.get(k) == v for k, v in tags.items())]
+
+
+def wd2020_report(spec: StudySpec, store, results) -> Report:
+    s = spec.settings
+    data = Rows(spec, store, results)
+    sizes = _sizes(data)
+    tables = [_sizes_table(s, sizes)]
+    tables += [_group_table(s, data, sizes, task) for task in s.tasks]
+    tables.append(_language_table(s, data, sizes))
+    if s.regression:
+        tables.append(_regression_table(s, data))
+    tables.append(_variants_table(s, data))
+    plots = []
+    if s.vocab_curves:
+        tables.append(_vocab_table(data))
+        plots.append(_vocab_plot(s, data))
+    if s.curve:
+        table, plot = _checkpoint_table(s, data)
+        tables.append(table)
+        plots.append(plot)
+    notes = [f"Mean ± sample std over seeds {s.seeds} (and over the group's languages where a cell pools "
+             "several). WikiSize = log2 of the language's pretraining text in MB, measured by the study's corpus "
+             "stage; scores are in-language test scores (fine-tuned and tested on the same language) in %.",
+             "Published numbers: not available offline (the paper's tables could not be verified), so no paper "
+             "column is shown."]
+    return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
+
+
+def _sizes(data: Rows) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for _, r in data.rows("wd2020_sizes"):
+        out[r.test_lang][f"{r.metric}:{r.task}" if r.task else r.metric] = r.value
+    return out
+
+
+def group_of(wikisize: float | None, bins: list[float], resource: str) -> str:
+    """The WikiSize group label of a language (its resource role when no bins are given)."""
+    if not bins:
+        return resource
+    if wikisize is None:
+        return "unknown"
+    edges = sorted(bins)
+    if wikisize <= edges[0]:
+        return f"≤ {edges[0]:g}"
+    for lo, hi in zip(edges, edges[1:]):
+        if wikisize <= hi:
+            return f"({lo:g}, {hi:g}]"
+    return f"> {edges[-1]:g}"
+
+
+def _groups(s, sizes) -> dict[str, list]:
+    groups: dict[str, list] = defaultdict(list)
+    for lang in sorted(s.languages, key=lambda l: sizes.get(l.name, {}).get("wikisize", math.inf)):
+        groups[group_of(sizes.get(lang.name, {}).get("wikisize"), s.wikisize_bins, lang.resource)].append(lang)
+    return groups
+
+
+def _sizes_table(s, sizes) -> Table:
+    columns = ["language", "role", "paired with", "sentences", "MB", "WikiSize"] + \
+              [f"{METRIC[t][1]} train sentences" for t in s.tasks]
+    body = []
+    for lang in s.languages:
+        z = sizes.get(lang.name, {})
+        fmt = lambda k, d=0: f"{z[k]:.{d}f}" if k in z else "—"  # noqa: E731
+        body.append([lang.name, lang.resource, lang.related or "", fmt("sentences"), fmt("mb", 3),
+                     fmt("wikisize", 2)] + [fmt(f"train_sentences:{t}") for t in s.tasks])
+    return Table("Languages: pretraining text and WikiSize (log2 MB), as measured", columns, body)
+
+
+def _cell(values: list[float]) -> Cell:
+    return Cell(values, scale=100.0, digits=1)
+
+
+def _group_table(s, data: Rows, sizes, task: str) -> Table:
+    metric, name = METRIC[task]
+    base = s.variants[0].name
+    columns = ["WikiSize", "languages"] + [ENCODER_NAMES[e] for e in ("monolingual", "bilingual", "multilingual")]
+    body = []
+    for group, langs in _groups(s, sizes).items():
+        cells = []
+        for enc in ("monolingual", "bilingual", "multilingual"):
+            vals = [v for l in langs for v in data.values(metric, encoder=enc, variant=base, lang=l.name, task=task,
+                                                          kind="transfer")]
+            cells.append(_cell(vals))
+        body.append([group, ", ".join(l.name for l in langs)] + cells)
+    return Table(f"{name}: in-language {metric} by WikiSize group (base encoders)", columns, body)
+
+
+def _language_table(s, data: Rows, sizes) -> Table:
+    base = s.variants[0].name
+    encs = ("monolingual", "bilingual", "multilingual")
+    columns = ["language", "role", "WikiSize"] + [f"{METRIC[t][1]}: {ENCODER_NAMES[e]}" for t in s.tasks for e in encs]
+    body = []
+    for lang in sorted(s.languages, key=lambda l: -sizes.get(l.name, {}).get("wikisize", -math.inf)):
+        z = sizes.get(lang.name, {})
+        body.append([lang.name, lang.resource, f"{z['wikisize']:.2f}" if "wikisize" in z else "—"] +
+                    [_cell(data.values(METRIC[t][0], encoder=e, variant=base, lang=lang.name, task=t, kind="transfer"))
+                     for t in s.tasks for e in encs])
+    return Table("In-language test scores per language (base encoders)", columns, body)
+
+
+def _regression_table(s, data: Rows) -> Table:
+    columns = ["task", "factor", "coef (univariate)", "p (univariate)", "R² (univariate)", "coef (multivariate)",
+               "p (multivariate)", "R² (multivariate)", "n"]
+    body = []
+    for task in s.tasks:
+        rows = [r for _, r in data.rows("wd2020_regress", task=task)]
+        if not rows:
+            continue
+        for factor in s.regression.factors:
+            uni, multi = _fit_row(rows, f"coef:{factor}", factor), _fit_row(rows, f"coef:{factor}")
+            r2u, r2m = _fit_row(rows, "r2", factor), _fit_row(rows, "r2")
+            body.append([METRIC[task][1], factor, _num(uni), _num(uni, "p_value"), _num(r2u), _num(multi),
+                         _num(multi, "p_value"), _num(r2m), str(multi.extra["nobs"]) if multi else "—"])
+    return Table(f"Table 2: OLS of in-language {s.regression.encoder} scores (0–1) on resource factors", columns,
+                 body,
+                 note="Univariate: one fit per factor; multivariate: all factors together. Factors are rows written "
+                 "by the sizes stage (WikiSize from the corpus statistics, task training sentences counted in "
+                 "the task files), scores are the transfer rows of every language and seed.")
+
+
+def _fit_row(rows: list[ResultRow], metric: str, factor: str | None = None) -> ResultRow | None:
+    """The univariate fit's row of `factor`, or the multivariate fit's row when no factor is given."""
+    for r in rows:
+        if r.metric == metric and (r.mode == "univariate" and r.extra.get("factors") == [factor]
+                                   if factor else r.mode == "multivariate"):
+            return r
+    return None
+
+
+def _num(row: ResultRow | None, key: str = "value") -> str:
+    return "—" if row is None else f"{(row.value if key == 'value' else row.extra[key]):.3g}"
+
+
+def _variants_table(s, data: Rows) -> Table:
+    low = [l.name for l in s.languages if l.resource == "low"]
+    columns = ["model", "variant"] + [METRIC[t][1] for t in s.tasks]
+    body = [["mBERT", s.variants[0].name] +
+            [_cell([v for l in low for v in data.values(METRIC[t][0], encoder="multilingual", lang=l, task=t,
+                                                           kind="transfer")]) for t in s.tasks]]
+    for enc in ("monolingual", "bilingual"):
+        for variant in s.variants:
+            body.append([ENCODER_NAMES[enc], variant.name] +
+                        [_cell([v for l in low for v in data.values(METRIC[t][0], encoder=enc, variant=variant.name,
+                                                                       lang=l, task=t, kind="transfer")])
+                         for t in s.tasks])
+    return Table(f"Table 4: low-resource languages ({', '.join(low)}), in-language test scores by model variant",
+                 columns, body, note="Variants change the model shape, the tokenizer's vocabulary or the "
+                 "pretraining sequence length, scaled from the paper's base / small / vocab 10k / seq 128.")
+
+
+def _vocab_table(data: Rows) -> Table:
+    columns = ["tokenizer (encoder: languages)", "variant", "language", "vocabulary", "items used",
+               "items for 50%", "items for 90%", "items for 95%"]
+    by_key: dict[tuple, dict[str, float]] = defaultdict(dict)
+    for tags, r in data.rows("vocab_curve"):
+        if r.metric != "coverage":
+            langs = "+".join(r.extra.get("languages", []))
+            by_key[(tags.get("encoder", ""), tags.get("variant", ""), langs, r.test_lang)][r.metric] = r.value
+    body = []
+    for (enc, variant, langs, lang), m in sorted(by_key.items()):
+        body.append([f"{ENCODER_NAMES.get(enc, enc)}: {langs}", variant, lang] +
+                    [f"{m[k]:.0f}" if k in m else "—" for k in ("vocab_size", "types_used", "types_for_50",
+                                                               "types_for_90", "types_for_95")])
+    return Table("Fig. 3: vocabulary items that cover each language's tokens", columns, body,
+                 note="Items ranked by frequency within the language's training tokens; 'items for 90%' = how many "
+                 "of the most frequent items cover 90% of its tokens.")
+
+
+def _vocab_plot(s, data: Rows) -> Plot:
+    from mbertlab.studies.vocab_stage import curve_png
+
+    base = s.variants[0].name
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for enc in ("multilingual", "monolingual"):
+        points: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for tags, r in data.rows("vocab_curve", encoder=enc, variant=base):
+            if r.metric == "coverage":
+                points[r.test_lang].append((int(r.extra["rank"]), r.value))
+        for lang, pts in sorted(points.items()):
+            curves[f"{lang} ({ENCODER_NAMES[enc]})"] = sorted(pts)
+    return Plot("Fig. 3: token coverage by vocabulary rank", curve_png("Token coverage by vocabulary rank", curves),
+                "fig3-vocab")
+
+
+def _dev_or_test(scores: list[tuple[str, float]]) -> list[float]:
+    """The dev scores of a checkpoint's fine-tunings, or test where the task data has no dev file."""
+    return [v for sp, v in scores if sp == "dev"] or [v for sp, v in scores if sp == "test"]
+
+
+def _checkpoint_table(s, data: Rows) -> tuple[Table, Plot]:
+    from mbertlab.studies.vocab_stage import line_png
+
+    metric, name = METRIC[s.curve.task]
+    series: dict[tuple[str, str], dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    for tags, r in data.rows("wd2020_checkpoint"):
+        if r.metric == metric and r.test_lang == tags.get("lang"):
+            series[(tags["encoder"], tags["lang"])][int(tags["step"])].append((r.split, r.value))
+    steps = sorted({st for per in series.values() for st in per})
+    columns = ["encoder", "language"] + [f"step {st}" for st in steps]
+    body, lines = [], {}
+    for (enc, lang), per in sorted(series.items()):
+        body.append([ENCODER_NAMES[enc], lang] + [_cell(_dev_or_test(per.get(st, []))) for st in steps])
+        lines[f"{lang} ({ENCODER_NAMES[enc]})"] = [(st, 100 * float(np.mean(_dev_or_test(per[st]))))
+                                                   for st in steps if _dev_or_test(per.get(st, []))]
+    table = Table(f"Fig. 4: dev {name} ({metric}) of low-resource languages after fine-tuning each saved "
+                  "pretraining checkpoint (first seed, base encoders)", columns, body,
+                  note="Dev split where the task data has one, else test.")
+    plot = line_png(f"{name} by pretraining step", lines, "pretraining step", f"dev {metric} (%)")
+    return table, Plot(f"Fig. 4: {name} by pretraining step", plot, "fig4-checkpoints")

@@ -1,0 +1,75 @@
+"""The one table of stage kinds: which builder makes each kind of job, into which store stage.
+
+A user's design adds its own kinds through `Design.stage_kinds`; `get_design` passes them to
+`add_stage_kinds`. `job_hash` predicts every artifact's directory without building anything.
+"""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Mapping
+
+from mbertlab.errors import ConfigError
+from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.studies import distill_stage, hf_encoder_stage, overlap_stage, stages, static_stage, task_files_stage
+from mbertlab.studies import vocab_stage, wd2020_checkpoint_stage, wd2020_data_stage, wd2020_regress_stage
+from mbertlab.studies.jobs import Job, StageKind
+
+# kind: (store stage, builder, rough relative cost for the study ETA)
+BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
+    "generate": StageKind("generate", stages._build_generate, 1),
+    "corpus": StageKind("corpus", stages._build_corpus, 1),
+    "taskdata": StageKind("taskdata", stages._build_taskdata, 0.5),
+    "tokenizer": StageKind("tokenizer", stages._build_tokenizer, 0.2),
+    "shards": StageKind("shards", stages._build_shards, 0.2),
+    "pretrain": StageKind("pretrain", stages._build_pretrain, 20),
+    "transfer": StageKind("transfer", stages._build_transfer, 1.5),
+    "retrieval": StageKind("retrieval", stages._build_retrieval, 0.5),
+    "langid": StageKind("langid", stages._build_langid, 0.3),
+    "budget": StageKind("budget", distill_stage._build_budget, 0.2),
+    "student": StageKind("pretrain", distill_stage._build_student, 30),
+    "balance": StageKind("balance", distill_stage._build_balance, 1),
+    "hf_encoder": StageKind("hf_encoder", hf_encoder_stage._build_hf_encoder, 0.01),
+    "task_files": StageKind("task_files", task_files_stage._build_task_files, 0.01),
+    "overlap": StageKind("overlap", overlap_stage._build_overlap, 0.2),
+    "correlate": StageKind("correlate", overlap_stage._build_correlate, 0.05),
+    "static": StageKind("static", static_stage._build_static, 1.0),
+    "word_retrieval": StageKind("word_retrieval", static_stage._build_word_retrieval, 0.5),
+    "vocab_curve": StageKind("vocab_curve", vocab_stage._build, 0.05),
+    "wd2020_budget": StageKind("corpus", wd2020_data_stage._build_budget, 0.2),
+    "wd2020_sizes": StageKind("wd2020_sizes", wd2020_data_stage._build_sizes, 0.05),
+    "wd2020_regress": StageKind("wd2020_regress", wd2020_regress_stage._build, 0.05),
+    "wd2020_checkpoint": StageKind("ckpt_transfer", wd2020_checkpoint_stage._build, 1.5),
+}
+_USER_STAGE_KINDS: dict[str, StageKind] = {}
+
+
+def add_stage_kinds(kinds: Mapping[str, StageKind]) -> None:
+    """A user design's own kinds; a built-in kind cannot be redefined."""
+    for name, kind in kinds.items():
+        if BUILTIN_STAGE_KINDS.get(name, kind) != kind or _USER_STAGE_KINDS.get(name, kind) != kind:
+            raise ConfigError(f"stage kind {name!r} is already defined differently")
+        _USER_STAGE_KINDS[name] = kind
+
+
+def stage_kind(name: str) -> StageKind:
+    kind = BUILTIN_STAGE_KINDS.get(name) or _USER_STAGE_KINDS.get(name)
+    if kind is None:
+        known = [*BUILTIN_STAGE_KINDS, *_USER_STAGE_KINDS]
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise ConfigError(f"unknown stage kind {name!r}{hint} (known: {', '.join(sorted(known))})")
+    return kind
+
+
+def known_stage_kinds() -> list[str]:
+    return sorted([*BUILTIN_STAGE_KINDS, *_USER_STAGE_KINDS])
+
+
+def job_hash(job: Job, store: ArtifactStore, memo: dict[Job, str] | None = None) -> str:
+    """The artifact hash a job will have, computed without building anything."""
+    memo = {} if memo is None else memo
+    if job not in memo:
+        inputs = [Artifact(i.kind, job_hash(i, store, memo), Path()) for i in job.inputs]
+        memo[job] = store.hash_for(stage_kind(job.kind).stage, job.config, inputs)
+    return memo[job]
