@@ -14,7 +14,7 @@ from mbertlab.report.tables import Cell, Table
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.designs import Design
-from mbertlab.papers.k2020.tables import rows_by_job
+from mbertlab.studies.rows import StudyRows
 from mbertlab.studies.jobs import Job, StageKind
 
 
@@ -81,10 +81,10 @@ def report(spec, store, results) -> Report:
     s: ToySettings = spec.settings
     from mbertlab.studies.runner import study_jobs
 
-    rows = rows_by_job(study_jobs(spec), store, results)
+    rows = StudyRows.load(study_jobs(spec), store, results)
     body = []
     for cell in s.cells:
-        vals = [r.value for job, rs in rows.items() if job.tag("cell") == cell for r in rs]
+        vals = [r.value for _, r in rows.tagged(cell=cell)]
         body.append([cell, Cell(vals, 100.0, 1)])
     return Report("toy", "toy study", [Table("toy scores", ["cell", "accuracy"], body)])
 

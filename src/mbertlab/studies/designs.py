@@ -19,11 +19,11 @@ from mbertlab.studies.kinds import add_stage_kinds
 
 # Adding a paper: a `papers/<key>/` folder and one line here.
 BUILTIN_DESIGNS = {
-    "k2020": "mbertlab.papers.k2020.design:DESIGN",
-    "wd2019": "mbertlab.papers.wd2019.design:DESIGN",
-    "wd2020": "mbertlab.papers.wd2020.design:DESIGN",
-    "liu2020": "mbertlab.papers.liu2020.design:DESIGN",
-    "lms2023": "mbertlab.papers.lms2023.design:DESIGN",
+    "k2020": "mbertlab.papers.k2020:DESIGN",
+    "wd2019": "mbertlab.papers.wd2019:DESIGN",
+    "wd2020": "mbertlab.papers.wd2020:DESIGN",
+    "liu2020": "mbertlab.papers.liu2020:DESIGN",
+    "lms2023": "mbertlab.papers.lms2023:DESIGN",
 }
 ALIASES = {"conditions": "k2020"}  # the k2020 design's name before it had a home of its own
 

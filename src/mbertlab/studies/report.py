@@ -15,7 +15,7 @@ from mbertlab.studies.spec import StudySpec
 
 def study_rows(spec: StudySpec, ctx: RunContext) -> list[ResultRow]:
     """The rows of this spec's jobs (at its scale), each job's tags merged into `extra`."""
-    from mbertlab.papers.k2020.tables import rows_by_job
+    from mbertlab.studies.rows import rows_by_job
     from mbertlab.studies.runner import study_jobs
 
     return [replace(row, extra={**dict(job.tags), **row.extra})

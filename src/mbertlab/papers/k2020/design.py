@@ -1,4 +1,4 @@
-"""Design `conditions` (K et al. 2020): one source language, targets that each differ from it in one
+"""Design `k2020` (K et al. 2020): one source language, targets that each differ from it in one
 controlled way; one bilingual encoder per (source, target) pair and seed; tasks fine-tuned on the source
 and evaluated in-language and zero-shot on the target, beside two controls (a randomly initialised
 encoder fine-tuned the same way, the majority tag) and a label-free alignment measure (word-retrieval
@@ -18,7 +18,7 @@ from pydantic import Field
 
 from mbertlab.config import Config
 from mbertlab.errors import ConfigError
-from mbertlab.studies.designs import Design
+from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
@@ -58,31 +58,6 @@ class FactorTable(Config):
     key: str | None = Field(None, description="Dotted setting shown as a row's level when it gives none, e.g. "
                             "'pretrain.model.layers' or 'tokenizer.kind' (the condition's effective value).")
     rows: list[TableRow] = Field(min_length=1)
-
-
-class GeneratedData(Config):
-    kind: Literal["generated"] = "generated"
-    preset: str = Field("quick", description="Preset of `mbertlab generate`.")
-    seed: int = 0
-    set: dict[str, Any] = Field(default_factory=dict, description="Overrides of the generator config.")
-
-
-class LanguageFiles(Config):
-    """A real language: pretraining text and task files (paths relative to `data.root`)."""
-
-    text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
-    fake_script_of: str | None = Field(None, description="This language is a fake-script copy of another "
-                                       "(its text, task files and a gold lexicon are derived).")
-    upos: dict[str, str] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
-    ner: dict[str, str] = Field(default_factory=dict, description="split -> NER column file.")
-    lexicon: str | None = Field(None, description="MUSE dictionary from the source to this language.")
-    max_sentences: int | None = Field(None, description="Pretraining text budget in sentences.")
-
-
-class FilesData(Config):
-    kind: Literal["files"]
-    root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
-    languages: dict[str, LanguageFiles]
 
 
 class ConditionsSettings(Config):
@@ -215,11 +190,3 @@ def _mixed(job: Job, data: Job, source: str, target: str) -> Job:
         *[f.model_dump() for f in job.config.evaluate], *[f.model_dump() for f in extra]]})
     return Job(job.kind, config, job.inputs, job.label + " (mixed pairs)", job.tags)
 
-
-def report(spec: StudySpec, store, results):
-    from mbertlab.papers.k2020.tables import conditions_report
-
-    return conditions_report(spec, store, results)
-
-
-DESIGN = Design(ConditionsSettings, plan, report)

@@ -1,81 +1,47 @@
-"""Tables of the `conditions` design, in the layout of K et al. 2020, from results.db: one table per task
+"""Tables of the `k2020` design, in the layout of K et al. 2020, from results.db: one table per task
 over every condition (their Tables 1–3), then the spec's factor tables (a factor's levels as rows; source
 score, target score and Δ per task) and XNLI with premise and hypothesis in different languages."""
 from __future__ import annotations
 
-from collections import defaultdict
-from pathlib import Path
-
 from mbertlab.report.render import Report, bar_plot
-from mbertlab.report.tables import Cell, Table, delta
+from mbertlab.report.tables import Table, delta
 from mbertlab.store.artifacts import ArtifactStore
-from mbertlab.store.results import ResultRow, ResultsDB
-from mbertlab.studies.jobs import Job
-from mbertlab.studies.kinds import job_hash, stage_kind
+from mbertlab.store.results import ResultsDB
+from mbertlab.papers.k2020.design import mixed_lang, plan, setting_value
+from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
 
 SHORT = {"upos": "UPOS", "ner": "NER", "parse": "LAS", "xnli": "XNLI", "mldoc": "MLDoc"}
 HEADLINE = {"upos": ("accuracy", "UPOS accuracy"), "ner": ("f1", "NER entity F1"),
             "parse": ("las_nopunct", "LAS (no punctuation)"), "xnli": ("accuracy", "XNLI accuracy"),
             "mldoc": ("accuracy", "MLDoc accuracy")}
-TEST_SPLIT = "test"
 
-
-def rows_by_job(jobs: list[Job], store: ArtifactStore, results: ResultsDB) -> dict[Job, list[ResultRow]]:
-    """Each job's rows, found by the artifact directory the job resolves to (stage/hash)."""
-    memo: dict[Job, str] = {}
-    keys = {}
-    for job in jobs:
-        keys[(stage_kind(job.kind).stage, job_hash(job, store, memo))] = job
-    out: dict[Job, list[ResultRow]] = defaultdict(list)
-    for row in results.query():
-        path = Path(row.artifact)
-        job = keys.get((path.parent.name, path.name))
-        if job is not None:
-            out[job].append(row)
-    return out
-
-
-def _cell(rows: list[ResultRow], metric: str, lang: str, scale: float = 100.0) -> Cell:
-    vals = [r.value for r in rows if r.metric == metric and r.test_lang == lang and r.split == TEST_SPLIT]
-    return Cell(vals, scale=scale, digits=1)
 
 
 def conditions_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB) -> Report:
-    from mbertlab.studies.designs import get_design
-    from mbertlab.studies.runner import study_jobs
-
     s = spec.settings
-    rows = rows_by_job(study_jobs(spec), store, results)
     # the planned jobs, not the de-duplicated DAG: a job two conditions share (the majority tag of one
     # target) is looked up once per condition, with that condition's tags
-    jobs = get_design(spec.design).plan(spec)
+    rows = StudyRows.load(plan(spec), store, results)
     tables, plots = [], []
     for task in all_tasks(s):
         conditions = [c for c in s.conditions if task in condition_tasks(s, c)]
-        table, series = _task_table(s, task, conditions, jobs, rows)
+        table, series = _task_table(s, task, conditions, rows)
         tables.append(table)
         plots.append(bar_plot(f"{HEADLINE[task][1]}: zero-shot from {s.source}", f"{task}-zero-shot",
                               [c.name for c in conditions], series, HEADLINE[task][1]))
     if s.retrieval:
-        tables.append(_retrieval_table(s, jobs, rows))
-    tables += [_factor_table(s, table, jobs, rows) for table in s.tables]
+        tables.append(_retrieval_table(s, rows))
+    tables += [_factor_table(s, table, rows) for table in s.tables]
     mixed = [c for c in s.conditions if c.mixed_pairs]
     if mixed:
-        tables.append(_mixed_pairs_table(s, mixed, jobs, rows))
+        tables.append(_mixed_pairs_table(s, mixed, rows))
     own = "".join(f"; {c.name}: {c.seeds}" for c in s.conditions if c.seeds)
     notes = [f"Mean ± sample std over seeds {s.seeds}{own}; Δ = source − target per seed. "
              "'random init' fine-tunes an encoder with the same shape and fresh weights; 'majority' "
              "tags every token with the most frequent source-training tag."]
     return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
 
-
-def _select(jobs, rows, kind: str, **tags: str) -> list[ResultRow]:
-    out = []
-    for job in jobs:
-        if job.kind == kind and all(job.tag(k) == v for k, v in tags.items()):
-            out += rows.get(job, [])
-    return out
 
 
 def condition_tasks(s, cond) -> list[str]:
@@ -89,40 +55,37 @@ def all_tasks(s, conditions=None) -> list[str]:
     return list(dict.fromkeys(t for c in conditions for t in condition_tasks(s, c)))
 
 
-def _task_table(s, task: str, conditions, jobs, rows) -> tuple[Table, dict]:
+def _task_table(s, task: str, conditions, rows) -> tuple[Table, dict]:
     metric, title = HEADLINE[task]
     columns = ["condition", "target", f"source ({s.source})", "zero-shot target", "Δ",
                "random init: target", "majority: target"]
     body, series = [], {"pretrained": [], "random init": [], "majority": []}
     for cond in conditions:
-        trained = _select(jobs, rows, "transfer", condition=cond.name, control="pretrained", task=task)
-        random_ = _select(jobs, rows, "transfer", condition=cond.name, control="random_init", task=task)
-        majority = _select(jobs, rows, "transfer", condition=cond.name, control="majority", task=task)
-        src, tgt = _cell(trained, metric, s.source), _cell(trained, metric, cond.target)
-        rnd, maj = _cell(random_, metric, cond.target), _cell(majority, metric, cond.target)
+        trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
+        random_ = rows.select("transfer", condition=cond.name, control="random_init", task=task)
+        majority = rows.select("transfer", condition=cond.name, control="majority", task=task)
+        src, tgt = lang_cell(trained, metric, s.source), lang_cell(trained, metric, cond.target)
+        rnd, maj = lang_cell(random_, metric, cond.target), lang_cell(majority, metric, cond.target)
         body.append([cond.name, cond.target, src, tgt, delta(src, tgt), rnd, maj])
-        for name, cell in (("pretrained", tgt), ("random init", rnd), ("majority", maj)):
-            series[name].append((cell.mean * 100 if cell.values else 0.0, cell.std * 100))
+        for name, shown in (("pretrained", tgt), ("random init", rnd), ("majority", maj)):
+            series[name].append((shown.mean * 100 if shown.values else 0.0, shown.std * 100))
     return Table(f"{title} (%): fine-tuned on {s.source}, tested zero-shot", columns, body), series
 
 
-def _retrieval_table(s, jobs, rows) -> Table:
+def _retrieval_table(s, rows) -> Table:
     columns = ["condition", "target", "MRR (pretrained)", "MRR (random init)", "P@1 (pretrained)"]
     body = []
     for cond in s.conditions:
-        trained = _select(jobs, rows, "retrieval", condition=cond.name, control="pretrained")
-        random_ = _select(jobs, rows, "retrieval", condition=cond.name, control="random_init")
-        body.append([cond.name, cond.target, Cell([r.value for r in trained if r.metric == "mrr"], 1.0, 3),
-                     Cell([r.value for r in random_ if r.metric == "mrr"], 1.0, 3),
-                     Cell([r.value for r in trained if r.metric == "p@1"], 100.0, 1)])
+        trained = rows.select("retrieval", condition=cond.name, control="pretrained")
+        random_ = rows.select("retrieval", condition=cond.name, control="random_init")
+        body.append([cond.name, cond.target, cell(trained, "mrr", 1.0, 3), cell(random_, "mrr", 1.0, 3),
+                     cell(trained, "p@1")])
     return Table(f"Word retrieval {s.source} → target with contextual vectors and the gold lexicon", columns, body,
                  note="Mean reciprocal rank of the gold translation among all target words of the lexicon.")
 
 
-def _factor_table(s, spec_table, jobs, rows) -> Table:
+def _factor_table(s, spec_table, rows) -> Table:
     """K et al.'s layout: one row per level of the factor; per task the source score, the target score, Δ."""
-    from mbertlab.papers.k2020.design import setting_value
-
     conditions = {c.name: c for c in s.conditions}
     tasks = all_tasks(s, [conditions[r.condition] for r in spec_table.rows])
     columns = [spec_table.factor, "condition", "target"]
@@ -135,8 +98,8 @@ def _factor_table(s, spec_table, jobs, rows) -> Table:
         line: list = [level, cond.name, cond.target]
         for task in tasks:
             metric = HEADLINE[task][0]
-            trained = _select(jobs, rows, "transfer", condition=cond.name, control="pretrained", task=task)
-            src, tgt = _cell(trained, metric, s.source), _cell(trained, metric, cond.target)
+            trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
+            src, tgt = lang_cell(trained, metric, s.source), lang_cell(trained, metric, cond.target)
             line += [src, tgt, delta(src, tgt)]
         body.append(line)
     metrics = ", ".join(HEADLINE[t][1] for t in tasks)
@@ -145,21 +108,19 @@ def _factor_table(s, spec_table, jobs, rows) -> Table:
                       "Δ = source − target per seed.")
 
 
-def _mixed_pairs_table(s, conditions, jobs, rows) -> Table:
+def _mixed_pairs_table(s, conditions, rows) -> Table:
     """XNLI accuracy with the premise and the hypothesis each in the source or the target language."""
-    from mbertlab.papers.k2020.design import mixed_lang
-
     random_init = any("random_init" in (s.controls if c.controls is None else c.controls) for c in conditions)
     columns = ["condition", "premise", "hypothesis", "XNLI accuracy"] + (["random init"] if random_init else [])
     body = []
     for cond in conditions:
-        trained = _select(jobs, rows, "transfer", condition=cond.name, control="pretrained", task="xnli")
-        random_ = _select(jobs, rows, "transfer", condition=cond.name, control="random_init", task="xnli")
+        trained = rows.select("transfer", condition=cond.name, control="pretrained", task="xnli")
+        random_ = rows.select("transfer", condition=cond.name, control="random_init", task="xnli")
         src, tgt = s.source, cond.target
         for premise, hypothesis, lang in ((src, src, src), (tgt, tgt, tgt), (src, tgt, mixed_lang(src, tgt)),
                                           (tgt, src, mixed_lang(tgt, src))):
-            line = [cond.name, premise, hypothesis, _cell(trained, "accuracy", lang)]
-            body.append(line + ([_cell(random_, "accuracy", lang)] if random_init else []))
+            line = [cond.name, premise, hypothesis, lang_cell(trained, "accuracy", lang)]
+            body.append(line + ([lang_cell(random_, "accuracy", lang)] if random_init else []))
     return Table(f"XNLI with premise and hypothesis in different languages (fine-tuned on {s.source} pairs)",
                  columns, body, note="The parallel test sets: the same examples, premise from one language's "
                                      "file and hypothesis from the other's.")

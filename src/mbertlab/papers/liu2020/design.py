@@ -19,8 +19,7 @@ from pydantic import Field, model_validator
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.studies import static_stage  # noqa: F401  (registers the static and word_retrieval stage kinds)
-from mbertlab.studies.designs import Design
-from mbertlab.papers.k2020.design import GeneratedData
+from mbertlab.studies.data import GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
@@ -131,11 +130,3 @@ def _window_model(s: Liu2020Settings, full, shards: Job, seed: int, size: str) -
     tags = (("method", BERT), ("size", size), ("window", "short"), ("seed", str(seed)))
     return stages.pretrain_job(shards, settings, seed, tags)
 
-
-def report(spec: StudySpec, store, results):
-    from mbertlab.papers.liu2020.tables import liu2020_report
-
-    return liu2020_report(spec, store, results)
-
-
-DESIGN = Design(Liu2020Settings, plan, report)

@@ -5,31 +5,21 @@ one row per model, one column per class). Published numbers are not shown: none 
 from __future__ import annotations
 
 from mbertlab.report.render import Report
-from mbertlab.report.tables import Cell, Table, delta
-from mbertlab.store.results import ResultRow
-from mbertlab.papers.k2020.tables import rows_by_job
+from mbertlab.report.tables import Table, delta
 from mbertlab.papers.liu2020.design import BERT, STATIC_NAMES
+from mbertlab.studies.rows import StudyRows, cell
 from mbertlab.studies.spec import StudySpec
 
 POS_COLUMNS = ("NOUN", "VERB", "ADJ", "ADV", "open", "closed")
 TASK_TITLES = {"xnli": "XNLI", "mldoc": "MLDoc"}
 
 
-def _select(rows_of, kind: str, **tags: str) -> list[ResultRow]:
-    return [r for job, rows in rows_of.items() if job.kind == kind and all(job.tag(k) == v for k, v in tags.items())
-            for r in rows]
-
-
-def _metric(rows: list[ResultRow], metric: str, scale: float, digits: int, **where) -> Cell:
-    vals = [r.value for r in rows if r.metric == metric and all(getattr(r, k) == v for k, v in where.items())]
-    return Cell(vals, scale, digits)
-
 
 def liu2020_report(spec: StudySpec, store, results) -> Report:
     from mbertlab.studies.runner import study_jobs
 
     s = spec.settings
-    rows_of = rows_by_job(study_jobs(spec), store, results)
+    rows_of = StudyRows.load(study_jobs(spec), store, results)
     models = [BERT] + [STATIC_NAMES[m] for m in s.static_methods]
     sizes = [z.name for z in s.sizes]
     largest = max(s.sizes, key=lambda z: z.sentences).name
@@ -52,8 +42,8 @@ def _retrieval_table(s, rows_of, models, sizes) -> Table:
     for model in models:
         row: list = [model]
         for size in sizes:
-            rows = _select(rows_of, "word_retrieval", method=model, size=size, window="full")
-            row += [_metric(rows, "mrr", 1.0, 3), _metric(rows, "p@1", 100.0, 1)]
+            rows = rows_of.select("word_retrieval", method=model, size=size, window="full")
+            row += [cell(rows, "mrr", 1.0, 3), cell(rows, "p@1", 100.0, 1)]
         body.append(row)
     return Table(f"Word retrieval {s.source} → {s.target} (MRR, P@1 %) by training data size", columns, body,
                  note="Each source word ranks every target word of the gold lexicon by cosine similarity; BERT: "
@@ -64,12 +54,12 @@ def _window_table(s, rows_of, size: str) -> Table:
     columns = ["Model", "Window", "MRR", "P@1"] + [f"{TASK_TITLES[t]} {s.target}" for t in s.tasks]
     body = []
     for window in ("full", "short"):
-        retrieval = _select(rows_of, "word_retrieval", method=BERT, size=size, window=window)
-        row: list = [BERT, "full" if window == "full" else f"w = {s.window}", _metric(retrieval, "mrr", 1.0, 3),
-                     _metric(retrieval, "p@1", 100.0, 1)]
+        retrieval = rows_of.select("word_retrieval", method=BERT, size=size, window=window)
+        row: list = [BERT, "full" if window == "full" else f"w = {s.window}", cell(retrieval, "mrr", 1.0, 3),
+                     cell(retrieval, "p@1", 100.0, 1)]
         for task in s.tasks:
-            transfer = _select(rows_of, "transfer", method=BERT, size=size, window=window, task=task)
-            row.append(_metric(transfer, "accuracy", 100.0, 1, test_lang=s.target, split="test"))
+            transfer = rows_of.select("transfer", method=BERT, size=size, window=window, task=task)
+            row.append(cell(transfer, "accuracy", 100.0, 1, test_lang=s.target, split="test"))
         body.append(row)
     return Table(f"Context window of BERT ({size} data)", columns, body,
                  note="The window model sees as many tokens per step (batch scaled by full / window).")
@@ -81,14 +71,14 @@ def _task_table(s, rows_of, models, sizes, task: str) -> Table:
     body = []
     for model in models:
         for size in sizes:
-            rows = _select(rows_of, "transfer", method=model, size=size, window="full", task=task)
-            src = _metric(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test")
-            tgt = _metric(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test")
+            rows = rows_of.select("transfer", method=model, size=size, window="full", task=task)
+            src = cell(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test")
+            tgt = cell(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test")
             body.append([model, size, src, tgt, delta(src, tgt)])
     if s.majority:
-        rows = _select(rows_of, "transfer", method="majority", task=task)
-        body.append(["majority label", "—", _metric(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test"),
-                     _metric(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test"), "—"])
+        rows = rows_of.select("transfer", method="majority", task=task)
+        body.append(["majority label", "—", cell(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test"),
+                     cell(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test"), "—"])
     return Table(f"{title} accuracy (%): trained on {s.source}, tested zero-shot on {s.target}", columns, body)
 
 
@@ -98,9 +88,9 @@ def _pos_table(s, rows_of, models, largest: str, window_size: str) -> Table:
         lines.append((BERT, window_size, "short"))
     body = []
     for model, size, window in lines:
-        rows = _select(rows_of, "word_retrieval", method=model, size=size, window=window)
+        rows = rows_of.select("word_retrieval", method=model, size=size, window=window)
         label = model if window == "full" else f"{model} (w = {s.window})"
-        body.append([label] + [_metric(rows, f"mrr_{c}", 1.0, 3) for c in POS_COLUMNS])
+        body.append([label] + [cell(rows, f"mrr_{c}", 1.0, 3) for c in POS_COLUMNS])
     return Table(f"MRR by part of speech ({largest} data)", ["Model", *POS_COLUMNS], body,
                  note="Each source word takes its most frequent UPOS in the source treebank; open = ADJ ADV INTJ "
                       "NOUN PROPN VERB, closed = UD's closed classes.")

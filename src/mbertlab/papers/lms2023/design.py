@@ -12,8 +12,7 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.studies.designs import Design
-from mbertlab.papers.k2020.design import GeneratedData
+from mbertlab.studies.data import GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
@@ -139,11 +138,3 @@ def _probe_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, encoder: Job, 
                                             tags + (("probe", kind),), label=label))
     return jobs
 
-
-def report(spec: StudySpec, store, results):
-    from mbertlab.papers.lms2023.tables import lms2023_report
-
-    return lms2023_report(spec, store, results)
-
-
-DESIGN = Design(Lms2023Settings, plan, report)

@@ -10,6 +10,8 @@ from mbertlab.report.render import Report, bar_plot
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
+from mbertlab.papers.lms2023.design import VARIANTS
+from mbertlab.studies.rows import StudyRows
 from mbertlab.studies.spec import StudySpec
 from mbertlab.transfer.config import MAIN_METRIC
 
@@ -18,24 +20,21 @@ TASK_TITLE = {"upos": "POS probe accuracy", "ner": "NER probe entity F1"}
 
 
 def lms2023_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB) -> Report:
-    from mbertlab.papers.k2020.tables import rows_by_job
-    from mbertlab.papers.lms2023.design import VARIANTS
     from mbertlab.studies.runner import study_jobs
 
     s = spec.settings
-    jobs = study_jobs(spec)
-    rows = rows_by_job(jobs, store, results)
+    rows = StudyRows.load(study_jobs(spec), store, results)
     tables, plots = [], []
     for lset in s.sets:
         groups = {**lset.groups(), "all": [l.name for l in lset.languages]}
-        balance = [r for job, rs in rows.items() if job.kind == "balance" and job.tag("set") == lset.name for r in rs]
+        balance = rows.select("balance", set=lset.name)
         tables.append(_mrr_table(lset, groups, balance, VARIANTS))
         tables.append(_language_table(lset, balance, VARIANTS))
         plots.append(bar_plot(f"Eq. 3 balance D(M, L), {lset.name}", f"eq3-{lset.name.replace(' ', '-')}",
                               list(GROUPS), {v: [_eq3(balance, v, g).mean_std() for g in GROUPS] for v in VARIANTS},
                               "MRR(model) − MRR(teacher)"))
         for task in s.tasks:
-            probes = {job: rs for job, rs in rows.items() if job.kind == "transfer" and job.tag("set") == lset.name
+            probes = {job: rs for job, rs in rows.by_job.items() if job.kind == "transfer" and job.tag("set") == lset.name
                       and job.config.task == task}
             tables.append(_probe_table(lset, groups, task, probes, VARIANTS))
     notes = [f"Mean ± sample std over seeds {s.seeds}; a group's value per seed is the mean over its languages. "

@@ -23,8 +23,7 @@ from pydantic import Field, model_validator
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.studies import hf_encoder_stage, overlap_stage, task_files_stage  # noqa: F401  (stage kinds)
-from mbertlab.studies.designs import Design
-from mbertlab.papers.k2020.design import GeneratedData
+from mbertlab.studies.data import GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
@@ -64,7 +63,7 @@ class RealLanguage(Config):
     tasks: dict[Task, dict[Literal["train", "dev", "test"], SplitFile]] = Field(default_factory=dict)
 
 
-class FilesData(Config):
+class TaskFilesData(Config):
     """Real task files for an existing encoder (the paper: mBERT on XNLI, MLDoc, CoNLL NER and UD)."""
 
     kind: Literal["files"]
@@ -73,7 +72,7 @@ class FilesData(Config):
 
 
 class Wd2019Settings(Config):
-    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages "
+    data: GeneratedData | TaskFilesData = Field(default_factory=GeneratedData, description="Generated languages "
                                             "(every task of the paper has files) or real files (kind: files, "
                                             "with `encoder`).")
     source: str = Field("src", description="The language every task is fine-tuned on (the paper: English).")
@@ -244,7 +243,7 @@ def _langid(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], se
 
 # ---- where the files are ------------------------------------------------------------------------
 
-def task_files_for(data: FilesData, spec_dir: Path) -> Job:
+def task_files_for(data: TaskFilesData, spec_dir: Path) -> Job:
     """The task_files job linking every file the spec names (each missing file is one line of the error)."""
     from mbertlab.studies.task_files_stage import linked_file, task_files_job
 
@@ -293,11 +292,3 @@ def text_path(data: Job, lang: str) -> str:
     """Language ID reads generated dev text (held out from pretraining), or a real language's one text file."""
     return TEXT.format(lang=lang, split="dev" if data.kind == "generate" else "train")
 
-
-def report(spec: StudySpec, store, results):
-    from mbertlab.papers.wd2019.tables import wd2019_report
-
-    return wd2019_report(spec, store, results)
-
-
-DESIGN = Design(Wd2019Settings, plan, report)

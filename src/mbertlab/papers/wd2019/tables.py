@@ -5,8 +5,10 @@ zero-shot scores with Pearson's r (their Fig. 3)."""
 from __future__ import annotations
 
 from mbertlab.report.render import Plot, Report
-from mbertlab.report.tables import Cell, Table, delta
-from mbertlab.store.results import ResultRow
+from mbertlab.report.tables import Table, delta
+from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, encoder_depth, freeze_label, freeze_levels, plan,
+                                           study_languages)
+from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
 
 TASK_NAMES = {"xnli": "XNLI", "mldoc": "MLDoc", "ner": "NER", "upos": "POS", "parse": "Parsing"}
@@ -15,43 +17,25 @@ METRIC_NAMES = {"xnli": "accuracy", "mldoc": "accuracy", "ner": "entity F1", "up
 SOURCE_NOTE = "selected on the source dev set (no target data)"
 
 
-def _select(jobs, rows, kind: str, **tags: str) -> list[ResultRow]:
-    out = []
-    for job in jobs:
-        if job.kind == kind and all(job.tag(k) == v for k, v in tags.items()):
-            out += rows.get(job, [])
-    return out
-
-
-def _cell(rows: list[ResultRow], metric: str, lang: str, scale: float = 100.0, digits: int = 1, split: str = "test",
-          **extra) -> Cell:
-    vals = [r.value for r in rows if r.metric == metric and r.test_lang == lang and r.split == split
-            and all(r.extra.get(k) == v for k, v in extra.items())]
-    return Cell(vals, scale=scale, digits=digits)
 
 
 def wd2019_report(spec: StudySpec, store, results) -> Report:
-    from mbertlab.studies.designs import get_design
-    from mbertlab.papers.k2020.tables import rows_by_job
-    from mbertlab.papers.wd2019.design import FINETUNE_ALL, study_languages
-    from mbertlab.studies.runner import study_jobs
     from mbertlab.transfer.config import MAIN_METRIC
 
     s = spec.settings
-    rows = rows_by_job(study_jobs(spec), store, results)
-    jobs = get_design(spec.design).plan(spec)
-    _, targets = study_languages(spec, next(j for j in jobs if j.kind == "transfer").inputs[-1])
-    ctx = (s, jobs, rows, targets, MAIN_METRIC)
+    rows = StudyRows.load(plan(spec), store, results)
+    _, targets = study_languages(spec, next(j for j in rows.jobs if j.kind == "transfer").inputs[-1])
+    ctx = (s, rows, targets, MAIN_METRIC)
     tables, plots = [_zero_shot_table(*ctx, FINETUNE_ALL)], []
     if len(s.strategies) > 1 or s.strategies != ["finetune"]:
         tables.append(_strategy_table(*ctx))
     if s.gold_upos and "parse" in s.tasks:
         tables.append(_gold_upos_table(*ctx))
     if s.langid is not None:
-        tables.append(_langid_table(s, jobs, rows))
-        plots += _langid_plot(s, jobs, rows)
+        tables.append(_langid_table(s, rows))
+        plots += _langid_plot(s, rows)
     if s.overlap is not None:
-        tables += [_overlap_table(*ctx), _correlation_table(s, jobs, rows)]
+        tables += [_overlap_table(*ctx), _correlation_table(s, rows)]
         plots += _overlap_plot(*ctx)
     notes = [f"Mean ± sample std over seeds {s.seeds}; scores in %. Every task is fine-tuned on {s.source} "
              f"only and tested on each target without target data; the model is {SOURCE_NOTE}. 'avg' averages "
@@ -60,7 +44,7 @@ def wd2019_report(spec: StudySpec, store, results) -> Report:
     return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
 
 
-def _zero_shot_table(s, jobs, rows, targets, main, strategy) -> Table:
+def _zero_shot_table(s, rows, targets, main, strategy) -> Table:
     """Their Tables 1-4 in one: a row per task (the encoder and the majority control), a column per language."""
     columns = ["task", "metric", "model", f"{s.source} (source)", *targets, "avg"]
     body = []
@@ -68,9 +52,9 @@ def _zero_shot_table(s, jobs, rows, targets, main, strategy) -> Table:
         for model, sel in (("encoder, fine-tune all", {"strategy": strategy}), ("majority", {"strategy": "majority"})):
             if model == "majority" and not s.majority:
                 continue
-            found = _select(jobs, rows, "transfer", task=task, **sel, **_no_gold(task))
+            found = rows.select("transfer", task=task, **sel, **_no_gold(task))
             body.append([TASK_NAMES[task], METRIC_NAMES[task], model] +
-                        [_cell(found, main[task], lang) for lang in [s.source, *targets, "avg"]])
+                        [lang_cell(found, main[task], lang) for lang in [s.source, *targets, "avg"]])
     return Table(f"Zero-shot transfer from {s.source} (Wu & Dredze 2019 Tables 1-4 layout)", columns, body)
 
 
@@ -78,72 +62,65 @@ def _no_gold(task: str) -> dict[str, str]:
     return {"upos_input": "none"} if task == "parse" else {}
 
 
-def _strategy_table(s, jobs, rows, targets, main) -> Table:
+def _strategy_table(s, rows, targets, main) -> Table:
     """Fine-tune all vs freezing layers 0..k vs feature-based; zero-shot average over targets per task."""
-    from mbertlab.papers.wd2019.design import FEATURE, FINETUNE_ALL, encoder_depth, freeze_label, freeze_levels
-
     tasks = s.strategy_tasks or s.tasks
     names = [FINETUNE_ALL] + ([freeze_label(k) for k in freeze_levels(s, encoder_depth(s))]
                               if "freeze" in s.strategies else []) + ([FEATURE] if "feature" in s.strategies else [])
     columns = ["strategy"] + [f"{TASK_NAMES[t]} {s.source}" for t in tasks] + [f"{TASK_NAMES[t]} avg" for t in tasks]
     body = []
     for name in names:
-        found = {t: _select(jobs, rows, "transfer", task=t, strategy=name, **_no_gold(t)) for t in tasks}
-        body.append([name] + [_cell(found[t], main[t], s.source) for t in tasks] +
-                    [_cell(found[t], main[t], "avg") for t in tasks])
+        found = {t: rows.select("transfer", task=t, strategy=name, **_no_gold(t)) for t in tasks}
+        body.append([name] + [lang_cell(found[t], main[t], s.source) for t in tasks] +
+                    [lang_cell(found[t], main[t], "avg") for t in tasks])
     return Table("Transfer strategies: fine-tune all, freeze the bottom layers, feature-based", columns, body,
                  note="freeze 0-k: embeddings (layer 0) and transformer layers 1..k frozen; feature-based: frozen "
                       "encoder, learned scalar mix of every layer under the task head.")
 
 
-def _gold_upos_table(s, jobs, rows, targets, main) -> Table:
-    from mbertlab.papers.wd2019.design import FINETUNE_ALL
-
+def _gold_upos_table(s, rows, targets, main) -> Table:
     columns = ["model", f"{s.source} (source)", *targets, "avg"]
     body, cells = [], {}
     for name, pos in (("encoder", "none"), ("encoder + gold UPOS", "gold")):
-        found = _select(jobs, rows, "transfer", task="parse", strategy=FINETUNE_ALL, upos_input=pos)
-        cells[pos] = [_cell(found, main["parse"], lang) for lang in [s.source, *targets, "avg"]]
+        found = rows.select("transfer", task="parse", strategy=FINETUNE_ALL, upos_input=pos)
+        cells[pos] = [lang_cell(found, main["parse"], lang) for lang in [s.source, *targets, "avg"]]
         body.append([name] + cells[pos])
     body.append(["Δ (gold UPOS − none)"] + [delta(g, n) for g, n in zip(cells["gold"], cells["none"])])
     return Table("Dependency parsing with and without gold UPOS (LAS, no punctuation)", columns, body)
 
 
-def _langid_table(s, jobs, rows) -> Table:
-    found = {c: _select(jobs, rows, "langid", control=c) for c in ("pretrained", "random_init")}
+def _langid_table(s, rows) -> Table:
+    found = {c: rows.select("langid", control=c) for c in ("pretrained", "random_init")}
     layers = sorted({int(r.extra["layer"]) for rs in found.values() for r in rs if "layer" in r.extra})
     columns = ["layer", "pretrained encoder"] + (["random init"] if s.langid.random_init else [])
     body = []
     for layer in layers:
         line = ["0 (embeddings)" if layer == 0 else str(layer)]
         for control in ("pretrained", "random_init")[: len(columns) - 1]:
-            vals = [r.value for r in found[control] if r.extra.get("layer") == layer and r.metric == "accuracy"]
-            line.append(Cell(vals, 100.0, 1))
+            line.append(cell(found[control], "accuracy", layer=layer))
         body.append(line)
     return Table("Language identification accuracy by layer (Wu & Dredze 2019 Fig. 2 as a table)", columns, body,
                  note="A linear classifier on each layer's mean-pooled subword vectors of held-out dev sentences; "
                       "chance is 1 / number of languages.")
 
 
-def _overlap_table(s, jobs, rows, targets, main) -> Table:
-    from mbertlab.papers.wd2019.design import FINETUNE_ALL
-
-    overlap = _select(jobs, rows, "overlap")
+def _overlap_table(s, rows, targets, main) -> Table:
+    overlap = rows.select("overlap")
     columns = ["target", "p_type", "p_token"] + [f"{TASK_NAMES[t]} zero-shot" for t in s.tasks]
     body = []
     for lang in targets:
-        line: list = [lang] + [_cell(overlap, kind, lang, 1.0, 3, "train") for kind in ("p_type", "p_token")]
+        line: list = [lang] + [lang_cell(overlap, kind, lang, 1.0, 3, "train") for kind in ("p_type", "p_token")]
         for task in s.tasks:
-            found = _select(jobs, rows, "transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task))
-            line.append(_cell(found, main[task], lang))
+            found = rows.select("transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task))
+            line.append(lang_cell(found, main[task], lang))
         body.append(line)
     return Table(f"Subword overlap with {s.source} and zero-shot scores (fine-tune all)", columns, body,
                  note="p_type: share of the target's subword types seen in the source text; p_token: share of the "
                       "target's subword tokens whose type is seen in the source (the encoder's tokenizer).")
 
 
-def _correlation_table(s, jobs, rows) -> Table:
-    found = _select(jobs, rows, "correlate")
+def _correlation_table(s, rows) -> Table:
+    found = rows.select("correlate")
     names = [t for t in s.tasks] + ["pooled"]
     columns = ["task"] + [f"{m} ({k})" for k in ("p_type", "p_token") for m in ("r", "null 95th pct")] + ["n"]
     body = []
@@ -152,8 +129,7 @@ def _correlation_table(s, jobs, rows) -> Table:
         line: list = [TASK_NAMES.get(task, "pooled (z-scored per task)")]
         for kind in ("p_type", "p_token"):
             for metric in ("pearson_r", "pearson_r_null95"):
-                line.append(Cell([r.value for r in mine if r.metric == metric and r.extra.get("overlap") == kind],
-                                 1.0, 2))
+                line.append(cell(mine, metric, 1.0, 2, overlap=kind))
         ns = sorted({int(r.extra["n"]) for r in mine if "n" in r.extra})
         line.append("/".join(map(str, ns)) or "—")
         body.append(line)
@@ -173,14 +149,14 @@ def _png(draw) -> bytes:
         return path.read_bytes()
 
 
-def _langid_plot(s, jobs, rows) -> list[Plot]:
+def _langid_plot(s, rows) -> list[Plot]:
     """Fig. 2: language-ID accuracy by layer, one line per encoder (mean over seeds)."""
     from mbertlab.analysis.correlate import line_plot
 
     series = {}
     for control, name in (("pretrained", "pretrained encoder"), ("random_init", "random init")):
         by_layer: dict[int, list[float]] = {}
-        for r in _select(jobs, rows, "langid", control=control):
+        for r in rows.select("langid", control=control):
             by_layer.setdefault(int(r.extra["layer"]), []).append(r.value)
         if by_layer:
             series[name] = {layer: sum(v) / len(v) for layer, v in by_layer.items()}
@@ -190,16 +166,13 @@ def _langid_plot(s, jobs, rows) -> list[Plot]:
                  "langid-by-layer")]
 
 
-def _overlap_plot(s, jobs, rows, targets, main) -> list[Plot]:
+def _overlap_plot(s, rows, targets, main) -> list[Plot]:
     """Fig. 3: zero-shot score (fine-tune all, every seed) against p_token, one series per task."""
     from mbertlab.analysis.correlate import scatter_plot
-    from mbertlab.papers.wd2019.design import FINETUNE_ALL
-
-    overlap = {(job.tag("seed"), r.test_lang): r.value for job in jobs if job.kind == "overlap"
-               for r in rows.get(job, []) if r.metric == "p_token"}
+    overlap = {(job.tag("seed"), r.test_lang): r.value for job, r in rows.tagged("overlap") if r.metric == "p_token"}
     points: dict[str, tuple[list[float], list[float]]] = {}
     for task in s.tasks:
-        for r in _select(jobs, rows, "transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task)):
+        for r in rows.select("transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task)):
             x = overlap.get((str(r.seed), r.test_lang))
             if r.metric == main[task] and r.split == "test" and r.test_lang in targets and x is not None:
                 xs, ys = points.setdefault(TASK_NAMES[task], ([], []))

@@ -22,8 +22,7 @@ import mbertlab.studies.wd2020_data_stage  # noqa: F401
 import mbertlab.studies.wd2020_regress_stage  # noqa: F401
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.studies.designs import Design
-from mbertlab.papers.k2020.design import FilesData
+from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec, deep_merge
 
@@ -44,12 +43,6 @@ class Language(Config):
     generate: dict[str, Any] = Field(default_factory=dict, description="Generated data: the generator's "
                                      "language keys (base, shared_vocabulary, word_order, ...).")
 
-
-class GeneratedData(Config):
-    kind: Literal["generated"] = "generated"
-    seed: int = 0
-    set: dict[str, Any] = Field(default_factory=dict, description="Other generator keys (sentences.dev, lexicon, "
-                                "tasks ...); sentences.train defaults to the largest budget.")
 
 
 class Variant(Config):
@@ -157,7 +150,7 @@ def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:
     sentences = {"train": max(l.sentences for l in s.languages)}
     languages = [{"name": l.name, "sample_seed": i + 1, **l.generate} for i, l in enumerate(s.languages)]
     overrides = deep_merge({"sentences": sentences}, s.data.set)
-    generated = stages.generate_job("quick", s.data.seed, {**overrides, "languages": languages})
+    generated = stages.generate_job(s.data.preset, s.data.seed, {**overrides, "languages": languages})
     from mbertlab.studies.wd2020_data_stage import BudgetConfig
 
     budget = BudgetConfig(languages=[{"name": l.name, "sentences": l.sentences} for l in s.languages],
@@ -286,11 +279,3 @@ def _vocab_config():
 
     return VocabCurveConfig()
 
-
-def report(spec: StudySpec, store, results):
-    from mbertlab.papers.wd2020.tables import wd2020_report
-
-    return wd2020_report(spec, store, results)
-
-
-DESIGN = Design(Wd2020Settings, plan, report)

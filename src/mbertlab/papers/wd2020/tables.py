@@ -11,35 +11,19 @@ import numpy as np
 from mbertlab.report.render import Plot, Report
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.results import ResultRow
-from mbertlab.papers.k2020.tables import rows_by_job
+from mbertlab.studies.rows import StudyRows, values
 from mbertlab.studies.spec import StudySpec
 
 METRIC = {"ner": ("f1", "NER"), "upos": ("accuracy", "POS"), "parse": ("las_nopunct", "Parsing (LAS)")}
 ENCODER_NAMES = {"monolingual": "Monolingual BERT", "bilingual": "Bilingual BERT", "multilingual": "mBERT"}
 
 
-class Rows:
-    """The study's rows, each with its job's tags (encoder, variant, lang, seed, task, step ...)."""
-
-    def __init__(self, spec: StudySpec, store, results):
-        from mbertlab.studies.runner import study_jobs
-
-        self.items: list[tuple[dict[str, str], ResultRow]] = []
-        for job, rows in rows_by_job(study_jobs(spec), store, results).items():
-            tags = {"kind": job.kind, **dict(job.tags)}
-            self.items += [(tags, r) for r in rows]
-
-    def values(self, metric: str, split: str = "test", **tags: str) -> list[float]:
-        return [r.value for t, r in self.items
-                if r.metric == metric and r.split == split and all(t.get(k) == v for k, v in tags.items())]
-
-    def rows(self, kind: str, **tags: str) -> list[tuple[dict[str, str], ResultRow]]:
-        return [(t, r) for t, r in self.items if t["kind"] == kind and all(t.get(k) == v for k, v in tags.items())]
-
 
 def wd2020_report(spec: StudySpec, store, results) -> Report:
+    from mbertlab.studies.runner import study_jobs
+
     s = spec.settings
-    data = Rows(spec, store, results)
+    data = StudyRows.load(study_jobs(spec), store, results)
     sizes = _sizes(data)
     tables = [_sizes_table(s, sizes)]
     tables += [_group_table(s, data, sizes, task) for task in s.tasks]
@@ -63,9 +47,9 @@ def wd2020_report(spec: StudySpec, store, results) -> Report:
     return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
 
 
-def _sizes(data: Rows) -> dict[str, dict[str, float]]:
+def _sizes(data: StudyRows) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = defaultdict(dict)
-    for _, r in data.rows("wd2020_sizes"):
+    for _, r in data.tagged("wd2020_sizes"):
         out[r.test_lang][f"{r.metric}:{r.task}" if r.task else r.metric] = r.value
     return out
 
@@ -108,7 +92,12 @@ def _cell(values: list[float]) -> Cell:
     return Cell(values, scale=100.0, digits=1)
 
 
-def _group_table(s, data: Rows, sizes, task: str) -> Table:
+def _scores(data: StudyRows, metric: str, **tags: str) -> list[float]:
+    """The in-language test scores of the transfer jobs with these tags."""
+    return values(data.select("transfer", **tags), metric, split="test")
+
+
+def _group_table(s, data: StudyRows, sizes, task: str) -> Table:
     metric, name = METRIC[task]
     base = s.variants[0].name
     columns = ["WikiSize", "languages"] + [ENCODER_NAMES[e] for e in ("monolingual", "bilingual", "multilingual")]
@@ -116,14 +105,14 @@ def _group_table(s, data: Rows, sizes, task: str) -> Table:
     for group, langs in _groups(s, sizes).items():
         cells = []
         for enc in ("monolingual", "bilingual", "multilingual"):
-            vals = [v for l in langs for v in data.values(metric, encoder=enc, variant=base, lang=l.name, task=task,
-                                                          kind="transfer")]
+            vals = [v for l in langs
+                    for v in _scores(data, metric, encoder=enc, variant=base, lang=l.name, task=task)]
             cells.append(_cell(vals))
         body.append([group, ", ".join(l.name for l in langs)] + cells)
     return Table(f"{name}: in-language {metric} by WikiSize group (base encoders)", columns, body)
 
 
-def _language_table(s, data: Rows, sizes) -> Table:
+def _language_table(s, data: StudyRows, sizes) -> Table:
     base = s.variants[0].name
     encs = ("monolingual", "bilingual", "multilingual")
     columns = ["language", "role", "WikiSize"] + [f"{METRIC[t][1]}: {ENCODER_NAMES[e]}" for t in s.tasks for e in encs]
@@ -131,17 +120,17 @@ def _language_table(s, data: Rows, sizes) -> Table:
     for lang in sorted(s.languages, key=lambda l: -sizes.get(l.name, {}).get("wikisize", -math.inf)):
         z = sizes.get(lang.name, {})
         body.append([lang.name, lang.resource, f"{z['wikisize']:.2f}" if "wikisize" in z else "—"] +
-                    [_cell(data.values(METRIC[t][0], encoder=e, variant=base, lang=lang.name, task=t, kind="transfer"))
+                    [_cell(_scores(data, METRIC[t][0], encoder=e, variant=base, lang=lang.name, task=t))
                      for t in s.tasks for e in encs])
     return Table("In-language test scores per language (base encoders)", columns, body)
 
 
-def _regression_table(s, data: Rows) -> Table:
+def _regression_table(s, data: StudyRows) -> Table:
     columns = ["task", "factor", "coef (univariate)", "p (univariate)", "R² (univariate)", "coef (multivariate)",
                "p (multivariate)", "R² (multivariate)", "n"]
     body = []
     for task in s.tasks:
-        rows = [r for _, r in data.rows("wd2020_regress", task=task)]
+        rows = [r for _, r in data.tagged("wd2020_regress", task=task)]
         if not rows:
             continue
         for factor in s.regression.factors:
@@ -169,31 +158,31 @@ def _num(row: ResultRow | None, key: str = "value") -> str:
     return "—" if row is None else f"{(row.value if key == 'value' else row.extra[key]):.3g}"
 
 
-def _variants_table(s, data: Rows) -> Table:
+def _variants_table(s, data: StudyRows) -> Table:
     low = [l.name for l in s.languages if l.resource == "low"]
     columns = ["model", "variant"] + [METRIC[t][1] for t in s.tasks]
     body = [["mBERT", s.variants[0].name] +
-            [_cell([v for l in low for v in data.values(METRIC[t][0], encoder="multilingual", lang=l, task=t,
-                                                           kind="transfer")]) for t in s.tasks]]
+            [_cell([v for l in low for v in _scores(data, METRIC[t][0], encoder="multilingual", lang=l, task=t)])
+             for t in s.tasks]]
     for enc in ("monolingual", "bilingual"):
         for variant in s.variants:
             body.append([ENCODER_NAMES[enc], variant.name] +
-                        [_cell([v for l in low for v in data.values(METRIC[t][0], encoder=enc, variant=variant.name,
-                                                                       lang=l, task=t, kind="transfer")])
+                        [_cell([v for l in low for v in _scores(data, METRIC[t][0], encoder=enc, variant=variant.name,
+                                                                 lang=l, task=t)])
                          for t in s.tasks])
     return Table(f"Table 4: low-resource languages ({', '.join(low)}), in-language test scores by model variant",
                  columns, body, note="Variants change the model shape, the tokenizer's vocabulary or the "
                  "pretraining sequence length, scaled from the paper's base / small / vocab 10k / seq 128.")
 
 
-def _vocab_table(data: Rows) -> Table:
+def _vocab_table(data: StudyRows) -> Table:
     columns = ["tokenizer (encoder: languages)", "variant", "language", "vocabulary", "items used",
                "items for 50%", "items for 90%", "items for 95%"]
     by_key: dict[tuple, dict[str, float]] = defaultdict(dict)
-    for tags, r in data.rows("vocab_curve"):
+    for job, r in data.tagged("vocab_curve"):
         if r.metric != "coverage":
             langs = "+".join(r.extra.get("languages", []))
-            by_key[(tags.get("encoder", ""), tags.get("variant", ""), langs, r.test_lang)][r.metric] = r.value
+            by_key[(job.tag("encoder"), job.tag("variant"), langs, r.test_lang)][r.metric] = r.value
     body = []
     for (enc, variant, langs, lang), m in sorted(by_key.items()):
         body.append([f"{ENCODER_NAMES.get(enc, enc)}: {langs}", variant, lang] +
@@ -204,14 +193,14 @@ def _vocab_table(data: Rows) -> Table:
                  "of the most frequent items cover 90% of its tokens.")
 
 
-def _vocab_plot(s, data: Rows) -> Plot:
+def _vocab_plot(s, data: StudyRows) -> Plot:
     from mbertlab.studies.vocab_stage import curve_png
 
     base = s.variants[0].name
     curves: dict[str, list[tuple[int, float]]] = {}
     for enc in ("multilingual", "monolingual"):
         points: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        for tags, r in data.rows("vocab_curve", encoder=enc, variant=base):
+        for job, r in data.tagged("vocab_curve", encoder=enc, variant=base):
             if r.metric == "coverage":
                 points[r.test_lang].append((int(r.extra["rank"]), r.value))
         for lang, pts in sorted(points.items()):
@@ -225,14 +214,14 @@ def _dev_or_test(scores: list[tuple[str, float]]) -> list[float]:
     return [v for sp, v in scores if sp == "dev"] or [v for sp, v in scores if sp == "test"]
 
 
-def _checkpoint_table(s, data: Rows) -> tuple[Table, Plot]:
+def _checkpoint_table(s, data: StudyRows) -> tuple[Table, Plot]:
     from mbertlab.studies.vocab_stage import line_png
 
     metric, name = METRIC[s.curve.task]
     series: dict[tuple[str, str], dict[int, list]] = defaultdict(lambda: defaultdict(list))
-    for tags, r in data.rows("wd2020_checkpoint"):
-        if r.metric == metric and r.test_lang == tags.get("lang"):
-            series[(tags["encoder"], tags["lang"])][int(tags["step"])].append((r.split, r.value))
+    for job, r in data.tagged("wd2020_checkpoint"):
+        if r.metric == metric and r.test_lang == job.tag("lang"):
+            series[(job.tag("encoder"), job.tag("lang"))][int(job.tag("step"))].append((r.split, r.value))
     steps = sorted({st for per in series.values() for st in per})
     columns = ["encoder", "language"] + [f"step {st}" for st in steps]
     body, lines = [], {}

@@ -1,0 +1,33 @@
+"""The data a study reads, shared by the designs: generated languages, or real text and task files."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from mbertlab.config import Config
+
+
+class GeneratedData(Config):
+    kind: Literal["generated"] = "generated"
+    preset: str = Field("quick", description="Preset of `mbertlab generate`.")
+    seed: int = 0
+    set: dict[str, Any] = Field(default_factory=dict, description="Overrides of the generator config.")
+
+
+class LanguageFiles(Config):
+    """A real language: pretraining text and task files (paths relative to `data.root`)."""
+
+    text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
+    fake_script_of: str | None = Field(None, description="This language is a fake-script copy of another "
+                                       "(its text, task files and a gold lexicon are derived).")
+    upos: dict[str, str] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
+    ner: dict[str, str] = Field(default_factory=dict, description="split -> NER column file.")
+    lexicon: str | None = Field(None, description="MUSE dictionary from the source to this language.")
+    max_sentences: int | None = Field(None, description="Pretraining text budget in sentences.")
+
+
+class FilesData(Config):
+    kind: Literal["files"]
+    root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
+    languages: dict[str, LanguageFiles]
