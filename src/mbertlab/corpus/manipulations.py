@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
 from typing import Iterable, Iterator
 
 from mbertlab.errors import ConfigError
@@ -60,26 +59,6 @@ def unigram_corpus(sentences: list[str], seed: int) -> list[str]:
     weights = [counts[w] for w in words]
     rng = random.Random(seed)
     return [" ".join(rng.choices(words, weights, k=len(s.split()))) for s in sentences]
-
-
-def fake_script_file(src: Path, dst: Path, fmt: str, shift: int = PLANE_15) -> None:
-    """A fake-script copy of a data file: text lines, or the FORM/token column of CoNLL-U and NER files."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with src.open(encoding="utf-8") as f, dst.open("w", encoding="utf-8", newline="\n") as out:
-        for line in f:
-            line = line.rstrip("\n")
-            if fmt == "text":
-                out.write(fake_script(line, shift) + "\n")
-            elif not line.strip() or line.startswith("#") or line.startswith("-DOCSTART-"):
-                out.write(line + "\n")
-            else:
-                sep = "\t" if "\t" in line else " "
-                cols = line.split(sep)
-                column = 1 if fmt == "conllu" else 0
-                cols[column] = fake_script(cols[column], shift)
-                if fmt == "conllu" and cols[2] != "_":
-                    cols[2] = fake_script(cols[2], shift)
-                out.write(sep.join(cols) + "\n")
 
 
 MANIPULATIONS.register("fake_script")(fake_script)
