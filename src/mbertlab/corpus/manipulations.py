@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
 
 from mbertlab.errors import ConfigError
 from mbertlab.registry import Registry
 
 PLANE_15 = 0xF0000
-MANIPULATIONS: Registry = Registry("manipulation")
 
 
 def fake_script(text: str, shift: int = PLANE_15) -> str:
@@ -61,7 +61,41 @@ def unigram_corpus(sentences: list[str], seed: int) -> list[str]:
     return [" ".join(rng.choices(words, weights, k=len(s.split()))) for s in sentences]
 
 
-MANIPULATIONS.register("fake_script")(fake_script)
-MANIPULATIONS.register("window")(window)
-MANIPULATIONS.register("permute")(permute_words)
-MANIPULATIONS.register("unigram")(unigram_corpus)
+@dataclass(frozen=True)
+class ManipulationOptions:
+    """Every knob of a whole-file manipulation; each manipulation reads only its own."""
+    seed: int = 0  # unigram, permute
+    p: float = 1.0  # permute: share of ⌊L/2⌋ word pairs swapped
+    w: int = 20  # window: at most w words per segment
+    shift: int = PLANE_15  # fake-script: code-point shift
+
+
+Manipulation = Callable[[list[str], ManipulationOptions], list[str]]
+
+
+def _fake_script_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    return [fake_script(line, opts.shift) for line in lines]
+
+
+def _unigram_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    return unigram_corpus(lines, opts.seed)
+
+
+def _window_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    return list(window(lines, opts.w))
+
+
+def _permute_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    rng = random.Random(opts.seed)  # one stream over the file, so a line's swaps depend on its position
+    return [permute_words(line, opts.p, rng) for line in lines]
+
+
+# The whole-file manipulations by the names `corpus transform` takes; filled here, not by importers.
+MANIPULATIONS: Registry[Manipulation] = Registry("manipulation")
+for _name, _fn in {
+    "fake-script": _fake_script_lines,
+    "unigram": _unigram_lines,
+    "window": _window_lines,
+    "permute": _permute_lines,
+}.items():
+    MANIPULATIONS.register(_name)(_fn)
