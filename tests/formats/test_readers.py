@@ -132,7 +132,8 @@ def test_small_formats(tmp_path):
     with pytest.raises(DataError, match="as many labels"):
         list(read_langid(texts, write(tmp_path, "en\n", "l2.txt")))
     assert list(read_lines(write(tmp_path, "Cafe\u0301\n\n  x  \n", "n.txt"))) == ["Caf\u00e9", "x"]
-    assert [s.tags for s in read_udpos_tsv(write(tmp_path, "a\tNOUN\nb\tVERB\n\nc\tX\n", "u.tsv"))] == [["NOUN", "VERB"], ["X"]]
+    udpos = read_udpos_tsv(write(tmp_path, "a\tNOUN\nb\tVERB\n\nc\tX\n", "u.tsv"))
+    assert [s.tags for s in udpos] == [["NOUN", "VERB"], ["X"]]
 
 
 LINE = st.text(alphabet=st.sampled_from(list("ab1\t _-#.:0NOUNBIPER\u00e9")), max_size=40)

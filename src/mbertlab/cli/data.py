@@ -39,7 +39,8 @@ def check(
 def get(
     ctx: typer.Context,
     kind: str = typer.Argument(..., help="ud, wikiann, xnli, muse or wikipedia."),
-    names: List[str] = typer.Argument(None, help="Items: a UD version (2.12), MUSE pairs (en-de), wiki languages (en)."),
+    names: List[str] = typer.Argument(
+        None, help="Items: a UD version (2.12), MUSE pairs (en-de), wiki languages (en)."),
     cache: Optional[Path] = typer.Option(None, help="Cache directory (default <workdir>/downloads)."),
     base_url: Optional[str] = typer.Option(None, help="Fetch from this base URL instead (a mirror)."),
     sha256: Optional[str] = typer.Option(None, help="Expected SHA-256; a mismatching file is removed."),

@@ -108,7 +108,10 @@ def build_language(lang: CorpusLanguage, config: CorpusConfig, out: Path, budget
     folder = out / lang.name
     folder.mkdir(parents=True)
     stats = {split: {"sentences": 0, "tokens": 0, "characters": 0, "bytes": 0} for split in ("train", "dev")}
-    with (folder / "train.txt").open("w", encoding="utf-8") as train, (folder / "dev.txt").open("w", encoding="utf-8") as dev:
+    with (
+        (folder / "train.txt").open("w", encoding="utf-8") as train,
+        (folder / "dev.txt").open("w", encoding="utf-8") as dev,
+    ):
         for line in _budgeted(lang, config, budget):
             text = fake_script(line) if lang.fake_script else line
             split = "dev" if _bucket(line, config.seed) < config.dev_fraction else "train"

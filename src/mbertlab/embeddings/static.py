@@ -18,7 +18,8 @@ from mbertlab.errors import DataError
 
 class StaticConfig(Config):
     method: Literal["word2vec_sg", "word2vec_cbow", "glove"] = Field("word2vec_sg", description="training objective")
-    dim: int = Field(768, ge=1, description="vector dimension (same as the BERT hidden size for a controlled comparison)")
+    dim: int = Field(768, ge=1,
+                     description="vector dimension (same as the BERT hidden size for a controlled comparison)")
     window: int = Field(5, ge=1, description="symmetric context window in word pieces")
     negative: int = Field(5, ge=0, description="word2vec negative samples")
     epochs: int = Field(5, ge=1, description="passes over the corpus / co-occurrence matrix")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
 
 from mbertlab.errors import DataError
 from mbertlab.formats.common import nfc, numbered_lines
@@ -22,8 +21,3 @@ def read_dictionary(path: str | Path) -> dict[str, list[str]]:
             targets.append(tgt)
     return pairs
 
-
-def write_dictionary(pairs: Iterable[tuple[str, str]], path: str | Path) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for src, tgt in pairs:
-            f.write(f"{src} {tgt}\n")

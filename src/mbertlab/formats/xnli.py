@@ -14,7 +14,8 @@ LABEL_ALIASES = {"contradictory": "contradiction"}
 
 def read_xnli(path: str | Path, *, languages: Iterable[str] | None = None, lang: str = "",
               skip_invalid: bool = False, stats: ReadStats | None = None) -> Iterator[PairExample]:
-    """Pairs of an XNLI file; `lang` names the language of a headerless single-language file."""
+    """Pairs of an XNLI file; `lang` names the language of a file without a `language` column
+    (a headerless single-language file, or MultiNLI's train TSV: lang="en")."""
     wanted = set(languages) if languages is not None else None
     lines = numbered_lines(path)
     first = next(lines, None)
@@ -32,11 +33,6 @@ def read_xnli(path: str | Path, *, languages: Iterable[str] | None = None, lang:
         items = _chain(first, lines)
     parsed = guarded(items, stats, skip_invalid, lambda item: _pair(path, item, columns, lang))
     return (p for p in parsed if wanted is None or p.lang in wanted)
-
-
-def read_multinli(path: str | Path, **kwargs) -> Iterator[PairExample]:
-    """MultiNLI's train TSV has the same header columns; its language is English."""
-    return read_xnli(path, lang="en", **kwargs)
 
 
 def _chain(first, rest):

@@ -76,7 +76,8 @@ def render_html(report: Report, out_dir: Path) -> Path:
                      f"src='data:image/png;base64,{data}'>")
     if report.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in report.notes) + "</ul>")
-    parts.append("<h2>Versions</h2><pre>" + html.escape(json.dumps(report.versions, indent=1, sort_keys=True)) + "</pre>")
+    versions = json.dumps(report.versions, indent=1, sort_keys=True)
+    parts.append("<h2>Versions</h2><pre>" + html.escape(versions) + "</pre>")
     parts.append("<h2>Configs</h2>")
     for label, config in report.configs.items():
         parts.append(f"<details><summary>{html.escape(label)}</summary><pre>"
