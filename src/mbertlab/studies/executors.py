@@ -92,7 +92,8 @@ class StageTask:
     def __call__(self) -> str:
         os.environ["MBERTLAB_THREADS"] = str(self.threads)
         if self.gpus > 1:
-            payload = Path(self.workdir) / "slurm" / "payloads" / f"{job_hash(self.job, ArtifactStore(self.workdir))}.pkl"
+            name = job_hash(self.job, ArtifactStore(self.workdir))
+            payload = Path(self.workdir) / "slurm" / "payloads" / f"{name}.pkl"
             payload.parent.mkdir(parents=True, exist_ok=True)
             payload.write_bytes(pickle.dumps(self))
             subprocess.run(torchrun_command(payload, self.gpus), check=True)

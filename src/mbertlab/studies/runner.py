@@ -148,8 +148,8 @@ def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
                 if status.state == "done":
                     built[status.job] = build_job(status.job, inputs, ctx)
                     continue
-                fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs, str(ctx.store.workdir),
-                                  str(ctx.results.path), ctx.study)
+                fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs,
+                                  str(ctx.store.workdir), str(ctx.results.path), ctx.study)
                 running[fut] = status
             if not running:
                 continue

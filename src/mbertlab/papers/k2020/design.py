@@ -160,7 +160,8 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
                                      tags + (("control", "majority"),)) for task in tasks]
     for seed in cond.seeds or s.seeds:
         encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
-        variants = [("pretrained", "finetune")] + ([("random_init", "random_init")] if "random_init" in controls else [])
+        variants = [("pretrained", "finetune")]
+        variants += [("random_init", "random_init")] if "random_init" in controls else []
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
             for task in tasks:
