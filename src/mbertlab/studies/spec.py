@@ -101,7 +101,7 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     for key in ("name", "design"):
         if not isinstance(data.get(key), str):
             raise ConfigError(f"{path}: key '{key}': required (a string)")
-    design = get_design(data["design"])
+    design = get_design(data["design"], path.parent)
     rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
     settings = parse_config(design.config_class, rest, str(path))
     return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path))
