@@ -142,7 +142,7 @@ def plan(spec: StudySpec) -> list[Job]:
 
 def condition_settings(s: ConditionsSettings, cond: Condition) -> tuple[dict[str, Any], dict[str, Any]]:
     """The (tokenizer, pretrain) keys of a condition: the spec's with the condition's merged over them."""
-    from mbertlab.studies.spec import deep_merge
+    from mbertlab.config import deep_merge
 
     pretrain = deep_merge(s.pretrain, cond.pretrain)
     if cond.permute is not None:

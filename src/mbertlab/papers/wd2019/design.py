@@ -216,7 +216,7 @@ def _transfer(s: Wd2019Settings, encoder: Job | None, data: Job, task: str, lang
               mode: str, keys: dict[str, Any], tags) -> Job:
     """Trained on the source's train file; scores the source's dev file (the run selects its model there: the
     zero-shot protocol, no target data) and every language's test file."""
-    from mbertlab.studies.spec import deep_merge
+    from mbertlab.config import deep_merge
     from mbertlab.transfer.config import TransferConfig
 
     train = task_file(s, data, s.source, task, "train")

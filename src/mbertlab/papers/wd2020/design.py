@@ -20,12 +20,12 @@ import mbertlab.studies.vocab_stage  # noqa: F401  (these register the stage kin
 import mbertlab.studies.wd2020_checkpoint_stage  # noqa: F401
 import mbertlab.studies.wd2020_data_stage  # noqa: F401
 import mbertlab.studies.wd2020_regress_stage  # noqa: F401
-from mbertlab.config import Config, parse_config
+from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.studies.designs import Design
 from mbertlab.papers.k2020.design import FilesData
 from mbertlab.studies.jobs import Job
-from mbertlab.studies.spec import StudySpec, deep_merge
+from mbertlab.studies.spec import StudySpec
 
 Task = Literal["upos", "ner", "parse"]
 Encoder = Literal["monolingual", "bilingual", "multilingual"]
