@@ -22,12 +22,10 @@ from mbertlab.config import Config
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact, final_path
+from mbertlab.store.layout import text_file, text_path
 from mbertlab.store.results import ResultRow, ResultsDB
-from mbertlab.studies import stages
 from mbertlab.studies.jobs import Job, RunContext
 
-BUDGET_TEXT = "{lang}/text/{split}.txt"  # the generator's layout, so task files and text read alike
-stages.register_text_layout("budget", BUDGET_TEXT)  # where tokenizer and shards stages find this text
 TEACHER_REF = re.compile(r"^inputs\[(\d+)\]$")
 
 
@@ -81,13 +79,12 @@ def budget_into(config: BudgetConfig, data: Artifact, out: Path) -> None:
     from mbertlab.corpus.sampling import balanced_budget
 
     budgets = balanced_budget(config.languages) if config.balanced else dict(config.languages)
-    layout = stages.TEXT_FILES[data.stage]
     stats = {}
     for lang, n in budgets.items():
-        src = data.path / layout.format(lang=lang, split="train")
+        src = text_path(data, lang, "train")
         if not src.is_file():
             raise DataError(src, None, f"no training text for language {lang!r}")
-        dst = out / BUDGET_TEXT.format(lang=lang, split="train")
+        dst = out / text_file("budget", lang, "train")
         dst.parent.mkdir(parents=True, exist_ok=True)
         kept = 0
         with src.open(encoding="utf-8") as f, dst.open("w", encoding="utf-8") as w:
@@ -99,8 +96,7 @@ def budget_into(config: BudgetConfig, data: Artifact, out: Path) -> None:
         if kept < n:
             raise DataError(src, None, f"{kept} training sentences, the budget of {lang!r} asks for {n}")
         for split in config.splits:
-            shutil.copyfile(data.path / layout.format(lang=lang, split=split),
-                            out / BUDGET_TEXT.format(lang=lang, split=split))
+            shutil.copyfile(text_path(data, lang, split), out / text_file("budget", lang, split))
         stats[lang] = {"train_sentences": kept, "budget": n}
     (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
 

@@ -19,10 +19,9 @@ from mbertlab.config import Config
 from mbertlab.corpus.build import text_stats
 from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, final_path
+from mbertlab.store.layout import text_file
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.jobs import RunContext
-
-GENERATED_TEXT = "{lang}/text/{split}.txt"
 
 
 class BudgetLanguage(Config):
@@ -55,12 +54,12 @@ def budget_into(config: BudgetConfig, generated: Path, out: Path) -> None:
     for lang in config.languages:
         folder = out / lang.name
         folder.mkdir(parents=True)
-        kept = _head(generated / GENERATED_TEXT.format(lang=lang.name, split="train"), folder / "train.txt",
+        kept = _head(generated / text_file("generate", lang.name, "train"), folder / "train.txt",
                      lang.sentences)
         if kept < lang.sentences:
             raise DataError(generated, None, f"language {lang.name!r} has {kept} training sentences, the budget asks "
                             f"for {lang.sentences} (raise the generator's sentences.train)")
-        _head(generated / GENERATED_TEXT.format(lang=lang.name, split="dev"), folder / "dev.txt", config.dev_sentences)
+        _head(generated / text_file("generate", lang.name, "dev"), folder / "dev.txt", config.dev_sentences)
         stats[lang.name] = {split: text_stats(folder / f"{split}.txt") for split in ("train", "dev")}
     (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
 

@@ -204,7 +204,7 @@ def mixed_lang(premise: str, hypothesis: str) -> str:
 
 def _mixed(job: Job, data: Job, source: str, target: str) -> Job:
     """The XNLI job also scoring source premises with target hypotheses and the reverse (parallel files)."""
-    from mbertlab.studies.stages import TASK_FILES
+    from mbertlab.store.layout import TASK_FILES
     from mbertlab.transfer.config import DataFile, TransferConfig
 
     pattern, fmt = TASK_FILES[data.kind]["xnli"]

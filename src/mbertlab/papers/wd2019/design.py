@@ -22,6 +22,7 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES, linked_task_file, task_format, text_file
 from mbertlab.studies import hf_encoder_stage, overlap_stage, task_files_stage  # noqa: F401  (stage kinds)
 from mbertlab.studies.designs import Design
 from mbertlab.papers.k2020.design import GeneratedData
@@ -45,10 +46,6 @@ class LangIdSettings(Config):
 
 class OverlapSettings(Config):
     sentences: int = Field(2000, ge=1, description="Training-text lines per language tokenized for p_type/p_token.")
-
-
-FORMATS = {"xnli": "xnli", "mldoc": "mldoc", "ner": "ner", "upos": "conllu", "parse": "conllu"}
-TEXT = "{lang}/text/{split}.txt"  # where a language's text is, in generated data and in task_files artifacts
 
 
 class SplitFile(Config):
@@ -203,7 +200,7 @@ def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str],
             jobs.append(_langid(s, encoder, data, with_text, seed, random_init, tags + control))
     text_targets = [l for l in targets if l in with_text]
     if s.overlap is not None and s.source in with_text and text_targets:
-        overlap = overlap_job(encoder, data, s.source, text_targets, s.overlap.sentences, TEXT, tags)
+        overlap = overlap_job(encoder, data, s.source, text_targets, s.overlap.sentences, TEXT_FILES[data.kind], tags)
         jobs += [overlap, correlate_job(overlap, main, seed, tags)]
     return jobs
 
@@ -251,8 +248,8 @@ def task_files_for(data: FilesData, spec_dir: Path) -> Job:
     root = (spec_dir / data.root).resolve()
     files, problems = [], []
     for lang, language in data.languages.items():
-        named = [("text", TEXT.format(lang=lang, split="train"), language.text)] if language.text else []
-        named += [(f"tasks.{task}.{split}", _linked_name(lang, task, split, f.path), f.path)
+        named = [("text", text_file("task_files", lang, "train"), language.text)] if language.text else []
+        named += [(f"tasks.{task}.{split}", linked_task_file(lang, task, split, f.path), f.path)
                   for task, splits in language.tasks.items() for split, f in splits.items()]
         for key, dest, path in named:
             try:
@@ -264,22 +261,16 @@ def task_files_for(data: FilesData, spec_dir: Path) -> Job:
     return task_files_job(files)
 
 
-def _linked_name(lang: str, task: str, split: str, path: str) -> str:
-    return f"{lang}/{task}/{split}{Path(path).suffix or '.txt'}"
-
-
 def task_file(s: Wd2019Settings, data: Job, lang: str, task: str, split: str) -> dict | None:
     """The DataFile keys of a language's task split (paths relative to the data artifact), or None."""
-    from mbertlab.studies.stages import TASK_FILES
-
     if data.kind == "generate":
         pattern, fmt = TASK_FILES["generate"][task]
         return {"lang": lang, "split": split, "path": pattern.format(lang=lang, split=split), "format": fmt}
     f = s.data.languages[lang].tasks.get(task, {}).get(split)
     if f is None:
         return None
-    fmt = f.format or ("udpos" if task == "upos" and f.path.endswith(".tsv") else FORMATS[task])
-    return {"lang": lang, "split": split, "path": _linked_name(lang, task, split, f.path), "format": fmt,
+    return {"lang": lang, "split": split, "path": linked_task_file(lang, task, split, f.path),
+            "format": f.format or task_format(task, f.path),
             "start": f.start, "end": f.end}
 
 
@@ -291,7 +282,7 @@ def text_languages(s: Wd2019Settings, data: Job, languages: list[str]) -> list[s
 
 def text_path(data: Job, lang: str) -> str:
     """Language ID reads generated dev text (held out from pretraining), or a real language's one text file."""
-    return TEXT.format(lang=lang, split="dev" if data.kind == "generate" else "train")
+    return text_file(data.kind, lang, "dev" if data.kind == "generate" else "train")
 
 
 def report(spec: StudySpec, store, results):

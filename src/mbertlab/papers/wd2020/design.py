@@ -22,6 +22,7 @@ import mbertlab.studies.wd2020_data_stage  # noqa: F401
 import mbertlab.studies.wd2020_regress_stage  # noqa: F401
 from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
+from mbertlab.store.layout import TASK_FILES
 from mbertlab.studies.designs import Design
 from mbertlab.papers.k2020.design import FilesData
 from mbertlab.studies.jobs import Job
@@ -166,12 +167,11 @@ def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:
 
 
 def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
-    from mbertlab.studies import stages
     from mbertlab.studies.wd2020_data_stage import SizesConfig
 
     langs = []
     for lang in s.languages:
-        tasks = [{"task": t, "path": stages.TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
+        tasks = [{"task": t, "path": TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
                   "cap": _finetune(s, lang).get("max_train_sentences")}
                  for t in s.tasks if has_task(data, t, lang.name)]
         langs.append({"name": lang.name, "tasks": tasks})
@@ -232,11 +232,10 @@ def checkpoint_steps(settings: dict[str, Any]) -> list[int]:
 
 
 def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settings, seed: int, tags) -> list[Job]:
-    from mbertlab.studies import stages
     from mbertlab.studies.wd2020_checkpoint_stage import CheckpointTransferConfig
     from mbertlab.transfer.config import TransferConfig
 
-    pattern, fmt = stages.TASK_FILES[data.kind][s.curve.task]
+    pattern, fmt = TASK_FILES[data.kind][s.curve.task]
     splits = [sp for sp in ("train", "dev", "test") if _has_split(data, s.curve.task, lang.name, sp)]
     files = {sp: {"lang": lang.name, "split": sp, "path": pattern.format(lang=lang.name, split=sp), "format": fmt}
              for sp in splits}
@@ -251,9 +250,7 @@ def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settin
 
 def _has_split(data: Job, task: str, lang: str, split: str) -> bool:
     """Generated languages have every split; real task data has the files the spec names."""
-    from mbertlab.studies import stages
-
-    if task not in stages.TASK_FILES[data.kind]:
+    if task not in TASK_FILES[data.kind]:
         return False
     if data.kind == "generate":
         return True
