@@ -11,7 +11,7 @@ from typing import Mapping
 
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
-from mbertlab.studies import distill_stage, hf_encoder_stage, overlap_stage, stages, static_stage, task_files_stage
+from mbertlab.studies import distill_stage, overlap_stage, stages, static_stage
 from mbertlab.studies import vocab_stage, wd2020_checkpoint_stage, wd2020_data_stage, wd2020_regress_stage
 from mbertlab.studies.jobs import Job, StageKind
 
@@ -29,8 +29,8 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "budget": StageKind("budget", distill_stage._build_budget, 0.2),
     "student": StageKind("pretrain", distill_stage._build_student, 30),
     "balance": StageKind("balance", distill_stage._build_balance, 1),
-    "hf_encoder": StageKind("hf_encoder", hf_encoder_stage._build_hf_encoder, 0.01),
-    "task_files": StageKind("task_files", task_files_stage._build_task_files, 0.01),
+    "hf_encoder": StageKind("hf_encoder", stages._build_hf_encoder, 0.01),
+    "task_files": StageKind("task_files", stages._build_task_files, 0.01),
     "overlap": StageKind("overlap", overlap_stage._build_overlap, 0.2),
     "correlate": StageKind("correlate", overlap_stage._build_correlate, 0.05),
     "static": StageKind("static", static_stage._build_static, 1.0),

@@ -18,6 +18,8 @@ from mbertlab.data.generate import GenerateConfig, generate_into, preset_config
 from mbertlab.data.generate.build import ordered_languages
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact
+from mbertlab.store.external import (HfEncoderConfig, LinkedFile, TaskFilesConfig, hf_encoder_config,
+                                     hf_encoder_into, task_files_config, task_files_into)
 from mbertlab.store.layout import GENERATED_TEXT, TASK_FILES, TEXT_FILES, file_format, text_file, text_path
 from mbertlab.studies.jobs import Job, RunContext
 from mbertlab.tokenizers.shards import ShardsConfig
@@ -92,6 +94,16 @@ def _check_files_exist(data, root: Path) -> None:
         raise ConfigError("\n".join(problems))
 
 
+def hf_encoder_job(directory: str | Path, key: str, tags=()) -> Job:
+    """An existing encoder directory as a pretraining artifact; `key` names the spec key of its path."""
+    config = hf_encoder_config(directory, key)
+    return Job("hf_encoder", config, (), label=f"hf encoder {Path(config.path).name}", tags=tuple(tags))
+
+
+def task_files_job(files: list[LinkedFile]) -> Job:
+    return Job("task_files", task_files_config(files), (), label="task files")
+
+
 def shards_job(text: Job, languages: list[str], tokenizer: dict[str, Any], tags) -> Job:
     tok_config = parse_config(TokenizerConfig, {**tokenizer, "languages": languages}, "study key 'tokenizer'")
     tok = Job("tokenizer", tok_config, (text,), label=f"tokenizer {'+'.join(languages)}", tags=tags)
@@ -154,6 +166,14 @@ def _build_corpus(config: CorpusConfig, inputs: list[Artifact], ctx: RunContext)
 
 def _build_taskdata(config: TaskDataConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("taskdata", config, lambda out: build_taskdata_into(config, Path(out)), inputs)
+
+
+def _build_hf_encoder(config: HfEncoderConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("hf_encoder", config, lambda out: hf_encoder_into(config, Path(out)), inputs)
+
+
+def _build_task_files(config: TaskFilesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("task_files", config, lambda out: task_files_into(config, Path(out)), inputs)
 
 
 def _build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

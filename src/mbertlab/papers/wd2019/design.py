@@ -23,7 +23,6 @@ from pydantic import Field, model_validator
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TASK_FILES, TEXT_FILES, linked_task_file, task_format, text_file
-from mbertlab.studies import hf_encoder_stage, overlap_stage, task_files_stage  # noqa: F401  (stage kinds)
 from mbertlab.studies.designs import Design
 from mbertlab.papers.k2020.design import GeneratedData
 from mbertlab.studies.jobs import Job
@@ -105,7 +104,7 @@ class Wd2019Settings(Config):
 
 def encoder_depth(s: Wd2019Settings) -> int:
     from mbertlab.pretrain.config import PretrainConfig
-    from mbertlab.studies.hf_encoder_stage import encoder_layers
+    from mbertlab.store.external import encoder_layers
 
     if s.encoder is not None:
         if not Path(s.encoder).expanduser().is_dir():
@@ -154,7 +153,6 @@ def data_job(spec: StudySpec) -> Job:
 
 def plan(spec: StudySpec) -> list[Job]:
     from mbertlab.studies import stages
-    from mbertlab.studies.hf_encoder_stage import hf_encoder_job
 
     s: Wd2019Settings = spec.settings  # type: ignore[assignment]
     data = data_job(spec)
@@ -165,7 +163,7 @@ def plan(spec: StudySpec) -> list[Job]:
         jobs += [_transfer(s, None, data, task, languages, 0, "majority", {},
                            (("strategy", MAJORITY),) + _pos_tag(task, False))
                  for task in s.tasks]
-    shared = hf_encoder_job(s.encoder, "encoder") if s.encoder is not None else None
+    shared = stages.hf_encoder_job(s.encoder, "encoder") if s.encoder is not None else None
     shards = stages.shards_job(data, languages, s.tokenizer, ()) if shared is None else None
     for seed in s.seeds:
         seed_tag = (("seed", str(seed)),)
@@ -243,7 +241,8 @@ def _langid(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], se
 
 def task_files_for(data: FilesData, spec_dir: Path) -> Job:
     """The task_files job linking every file the spec names (each missing file is one line of the error)."""
-    from mbertlab.studies.task_files_stage import linked_file, task_files_job
+    from mbertlab.store.external import linked_file
+    from mbertlab.studies.stages import task_files_job
 
     root = (spec_dir / data.root).resolve()
     files, problems = [], []
