@@ -1,8 +1,9 @@
 """Where a language's text and task files live inside each kind of data artifact, spelled once.
 
-Keyed by the store stage that built the artifact (a data job's kind is its stage), so the stages that
-read text (tokenizer, shards, language ID, overlap) and the jobs that name task files (transfer, sizes)
-look a path up here instead of spelling it; a study's own stage adds its layout here, not at import time.
+Keyed by the store stage that built the artifact (a data job's kind is its stage). The corpus, taskdata and
+budget stages write through it (the generator writes the same layout); the stages that read text (tokenizer,
+shards, language ID) and the jobs that name task files (transfer, sizes) look a path up here instead of
+spelling it. A new data stage adds its layout here, never by mutating the table at import time.
 """
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "word_retrieval": StageKind("word_retrieval", static_stage._build_word_retrieval, 0.5),
     "vocab_curve": StageKind("vocab_curve", vocab_stage._build, 0.05),
     "wd2020_budget": StageKind("corpus", wd2020_data_stage._build_budget, 0.2),
-    "wd2020_sizes": StageKind("wd2020_sizes", wd2020_data_stage._build_sizes, 0.05),
+    "wd2020_sizes": StageKind("wd2020_sizes", stages._build_sizes, 0.05),
     "wd2020_regress": StageKind("wd2020_regress", wd2020_regress_stage._build, 0.05),
     "wd2020_checkpoint": StageKind("ckpt_transfer", wd2020_checkpoint_stage._build, 1.5),
 }

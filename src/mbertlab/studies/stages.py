@@ -12,6 +12,7 @@ from pydantic import Field
 
 from mbertlab.config import Config, parse_config
 from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
+from mbertlab.corpus.stats import SizesConfig, sizes_into
 from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage, build_taskdata_into
 from mbertlab.errors import ConfigError
 from mbertlab.data.generate import GenerateConfig, generate_into, preset_config
@@ -174,6 +175,12 @@ def _build_hf_encoder(config: HfEncoderConfig, inputs: list[Artifact], ctx: RunC
 
 def _build_task_files(config: TaskFilesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("task_files", config, lambda out: task_files_into(config, Path(out)), inputs)
+
+
+def _build_sizes(config: SizesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    corpus, data = inputs
+    return ctx.store.build("wd2020_sizes", config, lambda out: sizes_into(config, corpus, data, Path(out), ctx.results,
+                                                                          ctx.study), inputs)
 
 
 def _build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

@@ -167,7 +167,7 @@ def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:
 
 
 def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
-    from mbertlab.studies.wd2020_data_stage import SizesConfig
+    from mbertlab.corpus.stats import SizesConfig
 
     langs = []
     for lang in s.languages:
