@@ -12,7 +12,7 @@ from typing import Mapping
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.studies import distill_stage, overlap_stage, stages, static_stage
-from mbertlab.studies import vocab_stage, wd2020_checkpoint_stage, wd2020_data_stage, wd2020_regress_stage
+from mbertlab.studies import vocab_stage, wd2020_checkpoint_stage, wd2020_regress_stage
 from mbertlab.studies.jobs import Job, StageKind
 
 # kind: (store stage, builder, rough relative cost for the study ETA)
@@ -26,7 +26,7 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "transfer": StageKind("transfer", stages._build_transfer, 1.5),
     "retrieval": StageKind("retrieval", stages._build_retrieval, 0.5),
     "langid": StageKind("langid", stages._build_langid, 0.3),
-    "budget": StageKind("budget", distill_stage._build_budget, 0.2),
+    "budget": StageKind("budget", stages._build_budget, 0.2),
     "student": StageKind("pretrain", distill_stage._build_student, 30),
     "balance": StageKind("balance", distill_stage._build_balance, 1),
     "hf_encoder": StageKind("hf_encoder", stages._build_hf_encoder, 0.01),
@@ -36,7 +36,6 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "static": StageKind("static", static_stage._build_static, 1.0),
     "word_retrieval": StageKind("word_retrieval", static_stage._build_word_retrieval, 0.5),
     "vocab_curve": StageKind("vocab_curve", vocab_stage._build, 0.05),
-    "wd2020_budget": StageKind("corpus", wd2020_data_stage._build_budget, 0.2),
     "wd2020_sizes": StageKind("wd2020_sizes", stages._build_sizes, 0.05),
     "wd2020_regress": StageKind("wd2020_regress", wd2020_regress_stage._build, 0.05),
     "wd2020_checkpoint": StageKind("ckpt_transfer", wd2020_checkpoint_stage._build, 1.5),

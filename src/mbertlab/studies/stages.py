@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import Field
 
 from mbertlab.config import Config, parse_config
+from mbertlab.corpus.budget import BudgetConfig, budget_into
 from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
 from mbertlab.corpus.stats import SizesConfig, sizes_into
 from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage, build_taskdata_into
@@ -95,6 +96,12 @@ def _check_files_exist(data, root: Path) -> None:
         raise ConfigError("\n".join(problems))
 
 
+def budget_job(data: Job, budgets: dict[str, int], balanced: bool, tags, label: str | None = None) -> Job:
+    """`data`'s text with each language's training sentences cut to `budgets` (all to the smallest: balanced)."""
+    label = label or f"{'balanced' if balanced else 'full'} text {'+'.join(budgets)}"
+    return Job("budget", BudgetConfig(languages=budgets, balanced=balanced), (data,), label=label, tags=tags)
+
+
 def hf_encoder_job(directory: str | Path, key: str, tags=()) -> Job:
     """An existing encoder directory as a pretraining artifact; `key` names the spec key of its path."""
     config = hf_encoder_config(directory, key)
@@ -175,6 +182,10 @@ def _build_hf_encoder(config: HfEncoderConfig, inputs: list[Artifact], ctx: RunC
 
 def _build_task_files(config: TaskFilesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("task_files", config, lambda out: task_files_into(config, Path(out)), inputs)
+
+
+def _build_budget(config: BudgetConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("budget", config, lambda out: budget_into(config, inputs[0], Path(out)), inputs)
 
 
 def _build_sizes(config: SizesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

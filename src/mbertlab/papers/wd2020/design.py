@@ -5,7 +5,7 @@ language with a related, larger one; the Table 4 variants (base / small / smalle
 sequences) of the monolingual and bilingual encoders; vocabulary frequency curves (Fig. 3); the
 regression of scores on WikiSize and task-data size (Table 2); dev score per saved checkpoint (Fig. 4).
 
-Generated data: the generator writes every language at one size, so a `wd2020_budget` stage cuts each
+Generated data: the generator writes every language at one size, so a `budget` stage cuts each
 language's pretraining text to its own budget; WikiSize is then measured from that text exactly as the
 corpus stage measures real text. Real data (`data.kind: files`) goes through the corpus stage itself.
 """
@@ -18,7 +18,6 @@ from pydantic import Field, model_validator
 
 import mbertlab.studies.vocab_stage  # noqa: F401  (these register the stage kinds the design plans)
 import mbertlab.studies.wd2020_checkpoint_stage  # noqa: F401
-import mbertlab.studies.wd2020_data_stage  # noqa: F401
 import mbertlab.studies.wd2020_regress_stage  # noqa: F401
 from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
@@ -159,11 +158,8 @@ def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:
     languages = [{"name": l.name, "sample_seed": i + 1, **l.generate} for i, l in enumerate(s.languages)]
     overrides = deep_merge({"sentences": sentences}, s.data.set)
     generated = stages.generate_job("quick", s.data.seed, {**overrides, "languages": languages})
-    from mbertlab.studies.wd2020_data_stage import BudgetConfig
-
-    budget = BudgetConfig(languages=[{"name": l.name, "sentences": l.sentences} for l in s.languages],
-                          dev_sentences=generated.config.sentences.dev)
-    return Job("wd2020_budget", budget, (generated,), label="budgets"), generated
+    budgets = {l.name: l.sentences for l in s.languages}
+    return stages.budget_job(generated, budgets, False, (), label="budgets"), generated
 
 
 def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
