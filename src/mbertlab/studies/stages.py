@@ -31,6 +31,7 @@ from mbertlab.transfer.config import TransferConfig
 # Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
 ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
 
+
 class RetrievalConfig(Config):
     source: str
     target: str
