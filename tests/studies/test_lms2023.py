@@ -68,7 +68,7 @@ def test_resolved_teachers_and_bad_references(tmp_path):
 
 
 def test_budget_refuses_more_sentences_than_the_data_has(tmp_path):
-    from mbertlab.studies.distill_stage import BudgetConfig, budget_into
+    from mbertlab.corpus.budget import BudgetConfig, budget_into
 
     data = tmp_path / "data"
     (data / "a" / "text").mkdir(parents=True)

@@ -86,7 +86,7 @@ def stats_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from mbertlab.corpus.build import text_stats
+    from mbertlab.corpus.stats import text_stats
 
     table = Table("corpus", "language", "split", "sentences", "tokens", "characters", "MB", "WikiSize")
     for path in paths:

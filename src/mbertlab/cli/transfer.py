@@ -10,9 +10,6 @@ import typer
 
 from mbertlab.cli.common import state
 
-FORMATS = {"upos": "conllu", "parse": "conllu", "ner": "ner", "xnli": "xnli", "mldoc": "mldoc"}
-
-
 def register(app: typer.Typer) -> None:
     app.command("transfer")(transfer)
     app.command("finetune")(finetune)
@@ -95,20 +92,15 @@ def evaluate(
     out: Path = typer.Option(Path("."), help="Folder for the prediction file."),
 ) -> None:
     """Predict a file with a saved model; writes predictions in the file's format and prints metrics as JSON."""
+    from mbertlab.store.layout import task_format
     from mbertlab.transfer.config import DataFile, TransferConfig
     from mbertlab.transfer.evaluate import evaluate_file
 
     task = TransferConfig.model_validate_json((run_dir / "config.json").read_text()).task
-    file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or _format(task, gold))
+    file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or task_format(task, str(gold)))
     metrics, path = evaluate_file(run_dir, file, out)
     typer.echo(json.dumps(metrics, indent=1))
     typer.echo(str(path))
-
-
-def _format(task: str, path: Path) -> str:
-    if task == "upos" and path.suffix == ".tsv":
-        return "udpos"
-    return FORMATS.get(task, "conllu")
 
 
 def score(
@@ -119,12 +111,13 @@ def score(
 ) -> None:
     """Re-score a prediction file against gold with the code that scores runs; prints JSON."""
     from mbertlab.errors import ConfigError
+    from mbertlab.store.layout import TASK_FORMATS, task_format
     from mbertlab.transfer.config import DataFile
     from mbertlab.transfer.evaluate import score_files
 
-    if task not in FORMATS:
-        raise ConfigError(f"unknown task {task!r}; expected one of {', '.join(FORMATS)}")
-    files = [DataFile(lang="", path=str(p), format=_format(task, p)) for p in (gold, pred)]
+    if task not in TASK_FORMATS:
+        raise ConfigError(f"unknown task {task!r}; expected one of {', '.join(TASK_FORMATS)}")
+    files = [DataFile(lang="", path=str(p), format=task_format(task, str(p))) for p in (gold, pred)]
     typer.echo(json.dumps(score_files(task, *files), indent=1))
 
 

@@ -1,8 +1,6 @@
-"""Stage kinds of the distillation study (Limisiewicz, Malkin & Stanovsky 2023):
+"""Stage kinds of the distillation study (Limisiewicz, Malkin & Stanovsky 2023); its budgets are the shared
+`budget` stage (`corpus/budget.py`):
 
-- `budget`: a language set's text with each language's training sentences cut to a budget (their
-  Table 1 proportions), or every language cut to the smallest (`balanced`); dev text copied whole, so
-  every model of a set is scored on the same dev sentences;
 - `student`: a distilled pretraining run whose teachers are its input artifacts. The config names them
   by input position (`inputs[i]`), so its hash depends on the teachers' hashes, never on the workdir;
   the paths are filled in at build time;
@@ -13,30 +11,18 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 from pydantic import Field
 
 from mbertlab.config import Config
-from mbertlab.errors import ConfigError, DataError
+from mbertlab.errors import ConfigError
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
-from mbertlab.studies import stages
 from mbertlab.studies.jobs import Job, RunContext
 
-BUDGET_TEXT = "{lang}/text/{split}.txt"  # the generator's layout, so task files and text read alike
-stages.register_text_layout("budget", BUDGET_TEXT)  # where tokenizer and shards stages find this text
 TEACHER_REF = re.compile(r"^inputs\[(\d+)\]$")
-
-
-class BudgetConfig(Config):
-    languages: dict[str, int] = Field(min_length=1, description="Language -> training sentences kept "
-                                      "(the first n of the data's train file).")
-    balanced: bool = Field(False, description="Cut every language to the smallest budget (the paper's "
-                           "'balanced' data), via the corpus stage's balanced_budget.")
-    splits: list[str] = Field(default_factory=lambda: ["dev"], description="Splits copied whole.")
 
 
 class BalanceConfig(Config):
@@ -51,11 +37,6 @@ class BalanceConfig(Config):
 
 
 # ---- jobs -------------------------------------------------------------------------------------
-
-def budget_job(data: Job, budgets: dict[str, int], balanced: bool, tags) -> Job:
-    label = f"{'balanced' if balanced else 'full'} text {'+'.join(budgets)}"
-    return Job("budget", BudgetConfig(languages=budgets, balanced=balanced), (data,), label=label, tags=tags)
-
 
 def student_job(shards: Job, teachers: dict[str, Job], settings: dict, seed: int, tags) -> Job:
     """A distilled student on `shards`; teacher i of `teachers` (by language) is input i + 1."""
@@ -76,38 +57,6 @@ def balance_job(shards: Job, models: dict[str, Job], teachers: dict[str, Job], g
 
 
 # ---- builders ---------------------------------------------------------------------------------
-
-def budget_into(config: BudgetConfig, data: Artifact, out: Path) -> None:
-    from mbertlab.corpus.sampling import balanced_budget
-
-    budgets = balanced_budget(config.languages) if config.balanced else dict(config.languages)
-    layout = stages.TEXT_FILES[data.stage]
-    stats = {}
-    for lang, n in budgets.items():
-        src = data.path / layout.format(lang=lang, split="train")
-        if not src.is_file():
-            raise DataError(src, None, f"no training text for language {lang!r}")
-        dst = out / BUDGET_TEXT.format(lang=lang, split="train")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        kept = 0
-        with src.open(encoding="utf-8") as f, dst.open("w", encoding="utf-8") as w:
-            for line in f:
-                if kept == n:
-                    break
-                w.write(line)
-                kept += 1
-        if kept < n:
-            raise DataError(src, None, f"{kept} training sentences, the budget of {lang!r} asks for {n}")
-        for split in config.splits:
-            shutil.copyfile(data.path / layout.format(lang=lang, split=split),
-                            out / BUDGET_TEXT.format(lang=lang, split=split))
-        stats[lang] = {"train_sentences": kept, "budget": n}
-    (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
-
-
-def _build_budget(config: BudgetConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("budget", config, lambda out: budget_into(config, inputs[0], Path(out)), inputs)
-
 
 def resolved_teachers(config: PretrainConfig, inputs: list[Artifact]) -> PretrainConfig:
     """The config with each `inputs[i]` teacher replaced by that input artifact's path."""

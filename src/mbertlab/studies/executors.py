@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mbertlab.config import Config, parse_config
+from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
@@ -35,7 +35,7 @@ from mbertlab.studies.runner import (
     spec_section,
     study_status,
 )
-from mbertlab.studies.spec import StudySpec, deep_merge
+from mbertlab.studies.spec import StudySpec
 
 log = logging.getLogger("mbertlab")
 EXECUTORS = ("local", "slurm", "submitit-local")

@@ -11,13 +11,18 @@ from typing import Any
 from pydantic import Field
 
 from mbertlab.config import Config, parse_config
+from mbertlab.corpus.budget import BudgetConfig, budget_into
 from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
+from mbertlab.corpus.stats import SizesConfig, sizes_into
 from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage, build_taskdata_into
 from mbertlab.errors import ConfigError
 from mbertlab.data.generate import GenerateConfig, generate_into, preset_config
 from mbertlab.data.generate.build import ordered_languages
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact
+from mbertlab.store.external import (HfEncoderConfig, LinkedFile, TaskFilesConfig, hf_encoder_config,
+                                     hf_encoder_into, task_files_config, task_files_into)
+from mbertlab.store.layout import GENERATED_TEXT, TASK_FILES, TEXT_FILES, file_format, text_file, text_path
 from mbertlab.studies.jobs import Job, RunContext
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
@@ -25,22 +30,6 @@ from mbertlab.transfer.config import TransferConfig
 
 # Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
 ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
-# Where each data stage keeps a language's text and task files.
-TEXT_FILES = {"generate": "{lang}/text/{split}.txt", "corpus": "{lang}/{split}.txt"}
-
-
-def register_text_layout(stage: str, pattern: str) -> None:
-    """A stage (of a study's own module) whose artifacts hold text that tokenizer and shards stages read:
-    `pattern` names a language's split, e.g. "{lang}/text/{split}.txt"."""
-    if TEXT_FILES.get(stage, pattern) != pattern:
-        raise ConfigError(f"stage {stage!r} already keeps its text at {TEXT_FILES[stage]!r}")
-    TEXT_FILES[stage] = pattern
-TASK_FILES = {
-    "generate": {"upos": ("{lang}/ud/{split}.conllu", "conllu"), "parse": ("{lang}/ud/{split}.conllu", "conllu"),
-                 "ner": ("{lang}/ner/{split}.txt", "ner"), "xnli": ("xnli/{lang}.{split}.tsv", "xnli"),
-                 "mldoc": ("mldoc/{lang}.{split}.tsv", "mldoc")},
-    "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner")},
-}
 
 
 class RetrievalConfig(Config):
@@ -51,7 +40,7 @@ class RetrievalConfig(Config):
     seed: int = 0
     layer: int | None = Field(None, description="Hidden-state index; default the last layer.")
     sentences: int = Field(5000, description="Sentences of each language's dev+train text streamed.")
-    text_files: str = Field(TEXT_FILES["generate"], description="Where a language's text is in the text artifact.")
+    text_files: str = Field(GENERATED_TEXT, description="Where a language's text is in the text artifact.")
 
 
 # ---- jobs -------------------------------------------------------------------------------------
@@ -87,7 +76,7 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
         corpus_langs.append(CorpusLanguage(name=name, sources=[CorpusSource(path=at(p)) for p in base.text],
                                            fake_script=lang.fake_script_of is not None,
                                            max_sentences=lang.max_sentences or base.max_sentences))
-        files = lambda d: {split: TaskFile(path=at(p), format=_format_of(p)) for split, p in d.items()}  # noqa: E731
+        files = lambda d: {split: TaskFile(path=at(p), format=file_format(p)) for split, p in d.items()}  # noqa: E731
         task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, upos=files(base.upos),
                                        ner=files(base.ner), lexicon=at(lang.lexicon) if lang.lexicon else None,
                                        text=[at(p) for p in base.text] if lang.fake_script_of else []))
@@ -108,8 +97,20 @@ def _check_files_exist(data, root: Path) -> None:
         raise ConfigError("\n".join(problems))
 
 
-def _format_of(path: str) -> str:
-    return "conllu" if path.endswith(".conllu") else "udpos" if path.endswith(".tsv") else "ner"
+def budget_job(data: Job, budgets: dict[str, int], balanced: bool, tags, label: str | None = None) -> Job:
+    """`data`'s text with each language's training sentences cut to `budgets` (all to the smallest: balanced)."""
+    label = label or f"{'balanced' if balanced else 'full'} text {'+'.join(budgets)}"
+    return Job("budget", BudgetConfig(languages=budgets, balanced=balanced), (data,), label=label, tags=tags)
+
+
+def hf_encoder_job(directory: str | Path, key: str, tags=()) -> Job:
+    """An existing encoder directory as a pretraining artifact; `key` names the spec key of its path."""
+    config = hf_encoder_config(directory, key)
+    return Job("hf_encoder", config, (), label=f"hf encoder {Path(config.path).name}", tags=tuple(tags))
+
+
+def task_files_job(files: list[LinkedFile]) -> Job:
+    return Job("task_files", task_files_config(files), (), label="task files")
 
 
 def shards_job(text: Job, languages: list[str], tokenizer: dict[str, Any], tags) -> Job:
@@ -149,7 +150,7 @@ def langid_job(encoder: Job, text: Job, languages: list[str], sentences: int, se
     """Language ID by layer over the languages' dev text (Wu & Dredze 2019 Fig. 2)."""
     from mbertlab.transfer.langid import LangFile, LangIdConfig
 
-    files = [LangFile(lang=l, path=TEXT_FILES[text.kind].format(lang=l, split="dev")) for l in languages]
+    files = [LangFile(lang=l, path=text_file(text.kind, l, "dev")) for l in languages]
     config = LangIdConfig(files=files, sentences=sentences, seed=seed, random_init=random_init)
     return Job("langid", config, (encoder, text), label=f"langid {'+'.join(languages)} seed {seed}", tags=tags)
 
@@ -168,10 +169,6 @@ def _build_generate(config: GenerateConfig, inputs: list[Artifact], ctx: RunCont
     return ctx.store.build("generate", config, lambda out: generate_into(config, Path(out)), inputs)
 
 
-def _text(artifact: Artifact, lang: str, split: str) -> Path:
-    return artifact.path / TEXT_FILES[artifact.stage].format(lang=lang, split=split)
-
-
 def _build_corpus(config: CorpusConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("corpus", config, lambda out: build_corpus_into(config, Path(out)), inputs)
 
@@ -180,10 +177,28 @@ def _build_taskdata(config: TaskDataConfig, inputs: list[Artifact], ctx: RunCont
     return ctx.store.build("taskdata", config, lambda out: build_taskdata_into(config, Path(out)), inputs)
 
 
+def _build_hf_encoder(config: HfEncoderConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("hf_encoder", config, lambda out: hf_encoder_into(config, Path(out)), inputs)
+
+
+def _build_task_files(config: TaskFilesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("task_files", config, lambda out: task_files_into(config, Path(out)), inputs)
+
+
+def _build_budget(config: BudgetConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    return ctx.store.build("budget", config, lambda out: budget_into(config, inputs[0], Path(out)), inputs)
+
+
+def _build_sizes(config: SizesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    corpus, data = inputs
+    return ctx.store.build("wd2020_sizes", config, lambda out: sizes_into(config, corpus, data, Path(out), ctx.results,
+                                                                          ctx.study), inputs)
+
+
 def _build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     from mbertlab.tokenizers.train import train_tokenizer_into
 
-    files = {l: _text(inputs[0], l, "train") for l in config.languages}
+    files = {l: text_path(inputs[0], l, "train") for l in config.languages}
     return ctx.store.build("tokenizer", config, lambda out: train_tokenizer_into(config, files, Path(out)), inputs)
 
 
@@ -191,7 +206,7 @@ def _build_shards(config: ShardsConfig, inputs: list[Artifact], ctx: RunContext)
     from mbertlab.tokenizers.shards import write_shards_into
 
     tok, data = inputs
-    texts = {l: {s: _text(data, l, s) for s in config.splits} for l in config.languages}
+    texts = {l: {s: text_path(data, l, s) for s in config.splits} for l in config.languages}
     return ctx.store.build("shards", config, lambda out: write_shards_into(config, tok.path, texts, Path(out)), inputs)
 
 

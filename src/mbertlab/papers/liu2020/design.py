@@ -114,7 +114,7 @@ def plan(spec: StudySpec) -> list[Job]:
 
 
 def _with_train_size(overrides: dict[str, Any], sentences: int) -> dict[str, Any]:
-    from mbertlab.studies.spec import deep_merge
+    from mbertlab.config import deep_merge
 
     return deep_merge(overrides, {"sentences": {"train": sentences}})
 

@@ -98,8 +98,8 @@ def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
 
     names = [l.name for l in lset.languages]
     tags = (("set", lset.name),)
-    full = ds.budget_job(data, lset.budgets(s.unit), False, tags)
-    balanced = ds.budget_job(data, lset.budgets(s.unit), True, tags)
+    full = stages.budget_job(data, lset.budgets(s.unit), False, tags)
+    balanced = stages.budget_job(data, lset.budgets(s.unit), True, tags)
     tok = Job("tokenizer", parse_config(TokenizerConfig, {**s.tokenizer, "languages": names}, "study key 'tokenizer'"),
               (full,), label=f"tokenizer {lset.name}", tags=tags)
     shards = {"full": Job("shards", ShardsConfig(languages=names), (tok, full), label=f"shards {lset.name}", tags=tags),
