@@ -1,12 +1,9 @@
-"""Crafted cases and fuzzing: readers are strict, name file and line, and never raise anything else."""
+"""Crafted cases: readers are strict and name file and line (fuzzing: test_fuzz.py)."""
 from __future__ import annotations
 
 import io
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from mbertlab.errors import DataError
 from mbertlab.formats.classification import read_langid, read_mldoc
 from mbertlab.formats.common import ReadStats
@@ -135,19 +132,3 @@ def test_small_formats(tmp_path):
     assert list(read_lines(write(tmp_path, "Cafe\u0301\n\n  x  \n", "n.txt"))) == ["Caf\u00e9", "x"]
     udpos = read_udpos_tsv(write(tmp_path, "a\tNOUN\nb\tVERB\n\nc\tX\n", "u.tsv"))
     assert [s.tags for s in udpos] == [["NOUN", "VERB"], ["X"]]
-
-
-LINE = st.text(alphabet=st.sampled_from(list("ab1\t _-#.:0NOUNBIPER\u00e9")), max_size=40)
-
-
-@settings(max_examples=200, deadline=None)
-@given(lines=st.lists(LINE, max_size=12))
-def test_fuzz_only_data_errors(tmp_path_factory, lines):
-    path = tmp_path_factory.mktemp("fuzz") / "f.txt"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for reader in (lambda p: read_conllu(p), lambda p: read_ner(p), lambda p: read_udpos_tsv(p),
-                   lambda p: read_xnli(p), lambda p: read_dictionary(p), lambda p: read_mldoc(p)):
-        try:
-            list(reader(path))
-        except DataError as err:
-            assert err.line is not None and err.line >= 1
