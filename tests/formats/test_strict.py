@@ -10,6 +10,7 @@ import pytest
 
 from mbertlab.errors import DataError
 from mbertlab.formats.classification import read_mldoc
+from mbertlab.formats.common import ReadStats
 from mbertlab.formats.conllu import read_conllu, write_conllu
 from mbertlab.formats.guess import guess_format
 from mbertlab.formats.muse import read_dictionary
@@ -188,3 +189,12 @@ def test_a_failed_write_leaves_no_file(tmp_path):
     with pytest.raises(IndexError):
         write_conllu([good, broken], out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.conllu"]
+
+
+def test_skip_invalid_skips_structural_errors_in_order(tmp_path):
+    """An extra empty line or a cut last sentence is skipped and counted like a malformed sentence."""
+    text = SENTENCE + "\n" + SENTENCE + SENTENCE[:SENTENCE.index("3.1")]
+    stats = ReadStats()
+    assert len(list(read_conllu(write(tmp_path, text, "f.conllu"), skip_invalid=True, stats=stats))) == 2
+    assert (stats.read, stats.skipped) == (2, 2)
+    assert ":9: found an extra empty line" in stats.reasons[0] and "end of the file" in stats.reasons[1]

@@ -54,37 +54,36 @@ def _decode(path: Path, number: int, raw: bytes, crlf: bool) -> str:
         raise DataError(path, number, "found a NUL byte (UTF-16 without a BOM?); expected UTF-8 text")
     if number == 1 and text.startswith("\ufeff"):
         text = text[1:]
-    text = text[:-1] if text.endswith("\n") else text
-    if crlf and text.endswith("\r"):
-        text = text[:-1]
+    if text.endswith("\n"):
+        text = text[:-2] if crlf and text.endswith("\r\n") else text[:-1]
     if "\r" in text:
         ends = "LF or CRLF" if crlf else "LF (Unix)"
         raise DataError(path, number, f"found a carriage return (CR) in the line; expected {ends} line ends")
     return text
 
 
-def blocks(path: str | Path, *, strict: bool = False) -> Iterator[list[tuple[int, str]]]:
+def blocks(path: str | Path, *, strict: bool = False) -> Iterator[list[tuple[int, str]] | DataError]:
     """Groups of consecutive non-blank lines (sentences in CoNLL-style files).
 
-    `strict` (CoNLL-U) also rejects lines of only whitespace, empty lines that end no block, CRLF, and a
-    last block without its empty line: a file cut mid-sentence must not pass for a shorter sentence."""
+    `strict` (CoNLL-U) also rejects CRLF, lines of only whitespace, empty lines that end no block, and a last
+    block without its empty line (a file cut mid-sentence must not pass for a shorter sentence). Those come
+    as DataError items in place of the block they spoil, so that `guarded` raises or skips them in order."""
     block: list[tuple[int, str]] = []
     number = 0
     for number, line in numbered_lines(path, crlf=not strict):
         if line and not line.isspace():
             block.append((number, line))
         elif strict and line:
-            raise DataError(path, number, "found a line of only whitespace; expected an empty line or a data line")
+            yield DataError(path, number, "found a line of only whitespace; expected an empty line or a data line")
+            block = []
         elif block:
             yield block
             block = []
         elif strict:
-            raise DataError(path, number, "found an extra empty line; expected exactly one after each sentence")
+            yield DataError(path, number, "found an extra empty line; expected exactly one after each sentence")
     if block:
-        if strict:
-            raise DataError(path, number, "found the end of the file inside a sentence; expected an empty line "
-                                          "after the last sentence (is the file cut short?)")
-        yield block
+        yield DataError(path, number, "found the end of the file inside a sentence; expected an empty line after "
+                                      "the last sentence (is the file cut short?)") if strict else block
 
 
 def nfc(text: str) -> str:
@@ -105,10 +104,12 @@ def write_text_file(path: str | Path, write: Callable[[IO[str]], None]) -> None:
 
 
 def guarded(items: Iterator, stats: ReadStats | None, skip_invalid: bool, parse) -> Iterator:
-    """Parse each raw item; on DataError either raise or (skip_invalid) count it and go on."""
+    """Parse each raw item; on DataError (or a DataError item) either raise or (skip_invalid) count it and go on."""
     stats = stats if stats is not None else ReadStats()
     for item in items:
         try:
+            if isinstance(item, DataError):
+                raise item
             record = parse(item)
         except DataError as err:
             if not skip_invalid:
