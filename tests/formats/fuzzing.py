@@ -68,8 +68,9 @@ def joined(pieces: list) -> Lines:
     return [line for piece in pieces for line in ([piece] if isinstance(piece, str) else piece)]
 
 
-def run_case(spec: Spec, path: Path, data: st.DataObject) -> None:
-    """One case: a valid slice (must be read), a known-invalid one (must be rejected) or a random mutation."""
+def run_case(spec: Spec, path: Path, data: st.DataObject) -> str:
+    """One case: a valid slice (must be read), a known-invalid one (must be rejected) or a random mutation;
+    returns what happened ("valid: accepted", ...)."""
     original = valid_input(spec, data)
     kind = data.draw(st.sampled_from(("valid", "invalid", "invalid", "mutated", "mutated", "mutated")), label="kind")
     name = ""
@@ -83,21 +84,37 @@ def run_case(spec: Spec, path: Path, data: st.DataObject) -> None:
         content = mutate(original, spec.sep, data)
     path.write_bytes(content)
     records, error = read(spec, path)
-    event(f"{kind}: {'accepted' if error is None else 'rejected'}")
+    outcome = f"{kind}: {'accepted' if error is None else 'rejected'}"
+    event(outcome)
     if kind == "valid":
-        assert error is None, f"valid input rejected: {error}"
+        if error is not None:
+            raise ValidRejected(f"valid input rejected: {error}")
         if spec.check_valid:
             spec.check_valid(path, content, records)
-    elif kind == "invalid":
-        assert error is not None, f"invalid input ({name}) accepted: {content[:300]!r}"
+    elif kind == "invalid" and error is None:
+        raise InvalidAccepted(f"invalid input ({name}) accepted: {content[:300]!r}")
+    return outcome
+
+
+class ValidRejected(AssertionError):
+    """A valid slice of a real file was rejected."""
+
+
+class InvalidAccepted(AssertionError):
+    """An input with a known invalid class injected was read without error."""
+
+
+class BadMessage(AssertionError):
+    """A DataError that does not name the file, spans lines, or does not say what was expected."""
 
 
 def read(spec: Spec, path: Path) -> tuple[object, DataError | None]:
     try:
         return spec.read(path), None
-    except DataError as err:  # anything else propagates and fails the test
+    except DataError as err:  # anything else propagates and fails the test (a crash)
         message = str(err)
-        assert err.path == str(path) and "\n" not in message and "expected" in message, message
+        if err.path != str(path) or "\n" in message or "expected" not in message:
+            raise BadMessage(message) from None
         return None, err
 
 

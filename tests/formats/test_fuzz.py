@@ -70,6 +70,7 @@ CONLLU_INVALID = {
     "DEPREL": _set(7, lambda n: ("", "_", "NSUBJ", "nsubj:", "Nsubj", ":nsubj", "nsubj:pass:x", "subj", "obj ")),
     "HEAD": _set(6, lambda n: (f"+{n}", f" {n}", f"{n} ", f"0{n}", str(n).translate(ARABIC_INDIC),
                                str(n).translate(FULL_WIDTH), "-1", f"{n}.0", "", "10000")),
+    "FEATS": _set(5, lambda n: ("Case", "case=Nom", "Case=nom", "Case=Nom|", "|Case=Nom", "Case=Nom,", "=Nom")),
     "DEPS head not in sentence": _set(8, lambda n: ("10000:dep", f"{n}.9:dep", f"{n}:", "x:dep")),
     "empty column": _set(None, lambda n: ("",)),
     "range reversed": lambda e, d: _at_word(e, d, lambda e, i, n: _insert(e, i, _range_line(n, n - 1))),
@@ -149,10 +150,15 @@ TEXT_INVALID = {
 }
 
 
+class NotWrittenBack(AssertionError):
+    """A valid CoNLL-U slice, read and written, did not come back byte for byte."""
+
+
 def _round_trips(path, content: bytes, sentences) -> None:
     out = io.StringIO()
     write_conllu(sentences, out)
-    assert out.getvalue().encode("utf-8") == content
+    if out.getvalue().encode("utf-8") != content:
+        raise NotWrittenBack(f"{content[:300]!r} written back as {out.getvalue()[:300]!r}")
 
 
 @cache

@@ -65,6 +65,7 @@ CONLLU_INVALID = {  # name: (file text, line of the error, words of the message)
     "empty LEMMA column": (edit("el\tel\t", "el\t\t"), 4, "empty LEMMA"),
     "empty MISC column": (edit("3:det\t_", "3:det\t"), 4, "empty MISC"),
     "9 columns": (edit("3:det\t_", "3:det"), 4, "found 9 columns"),
+    "FEATS not Feature=Value": (edit("el\tDET\t_\t_", "el\tDET\t_\tdefinite"), 4, "FEATS 'definite'"),
     "DEPS head not in sentence": (edit("3:det", "7:det"), 4, "DEPS head 7"),
     "DEPS head empty node not there": (edit("3:det", "3.2:det"), 4, "DEPS head 3.2"),
     "empty node with HEAD": (edit("\t_\t_\t3:conj", "\t3\tconj\t3:conj"), 6, "on an empty node"),

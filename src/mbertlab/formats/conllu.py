@@ -31,6 +31,8 @@ RANGE_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
 EMPTY_ID = re.compile(r"(0|[1-9][0-9]*)\.([1-9][0-9]*)")
 HEAD = re.compile(r"0|[1-9][0-9]*")
 DEPREL = re.compile(r"[a-z]+(:[a-z]+)?")
+FEATURE = r"[A-Z][A-Za-z0-9]*(?:\[[a-z0-9]+\])?=[A-Z0-9][A-Za-z0-9]*(?:,[A-Z0-9][A-Za-z0-9]*)*"
+FEATS = re.compile(rf"_|{FEATURE}(?:\|{FEATURE})*")  # Feature=Value|..., as the UD validator (level 2) has it
 WHITESPACE = re.compile(r"\s")
 ENHANCED = re.compile(r"(0|[1-9][0-9]*(?:\.[1-9][0-9]*)?):[a-z]+(?::[^\s:|]+)*")
 
@@ -85,6 +87,8 @@ def _columns(path, number: int, line: str) -> list[str]:
             raise DataError(path, number, f"found whitespace around {COLUMNS[i]} {value!r}; expected none")
         if i in NO_WHITESPACE and WHITESPACE.search(value):
             raise DataError(path, number, f"found whitespace in {COLUMNS[i]} {value!r}; expected none")
+    if not FEATS.fullmatch(cols[5]):
+        raise DataError(path, number, f"found FEATS {cols[5]!r}; expected _ or Feature=Value pairs joined by |")
     return cols
 
 
