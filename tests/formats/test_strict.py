@@ -199,3 +199,13 @@ def test_skip_invalid_skips_structural_errors_in_order(tmp_path):
     assert len(list(read_conllu(write(tmp_path, text, "f.conllu"), skip_invalid=True, stats=stats))) == 2
     assert (stats.read, stats.skipped) == (2, 2)
     assert ":9: found an extra empty line" in stats.reasons[0] and "end of the file" in stats.reasons[1]
+
+
+def test_ner_layout_comes_from_the_first_sentence_read(tmp_path):
+    """A bad first sentence, skipped, does not set the column count the rest of the file is held to."""
+    path = write(tmp_path, "EU NNP I-ORG\nrejects VBZ I-VP O\n\nPeter NNP I-NP I-PER\nBlack NNP I-NP I-PER\n\n"
+                           "Bonn NNP I-LOC\n\n", "eng.txt")
+    stats = ReadStats()
+    assert [s.tokens for s in read_ner(path, skip_invalid=True, stats=stats)] == [["Peter", "Black"]]
+    assert stats.skipped == 2 and ":2: found 4 columns; expected 3, as on line 1" in stats.reasons[0]
+    assert ":7: found 3 columns; expected 4, as on line 4" in stats.reasons[1]

@@ -31,17 +31,17 @@ def read_ner(path: str | Path, *, scheme: Literal["auto", "iob1", "bio"] = "auto
 
 @dataclass
 class _Layout:
-    """The column count of a file's first token line: every token line must have as many, or a line that
-    lost its tag column (CoNLL-2003 `word POS chunk`) would have its chunk tag read as the entity tag."""
+    """The column count of the file's first well-formed sentence: every token line must have as many, or a
+    line that lost its tag column (CoNLL-2003 `word POS chunk`) would have its chunk tag read as the entity
+    tag. Taken from a sentence only once it has been read, so that a skipped bad sentence does not set it."""
 
     columns: int = 0
     line: int = 0
 
-    def check(self, path, number: int, columns: int) -> None:
-        if not self.columns:
-            self.columns, self.line = columns, number
-        elif columns != self.columns:
-            raise DataError(path, number, f"found {columns} columns; expected {self.columns}, as on line {self.line}")
+    def check(self, path, number: int, columns: int, first: tuple[int, int]) -> None:
+        expected, line = (self.columns, self.line) if self.columns else first
+        if columns != expected:
+            raise DataError(path, number, f"found {columns} columns; expected {expected}, as on line {line}")
 
 
 def _without_docstart(path) -> Iterator[list[tuple[int, str]]]:
@@ -52,13 +52,14 @@ def _without_docstart(path) -> Iterator[list[tuple[int, str]]]:
 
 
 def _sentence(path, block, scheme: str, allowed: set[str] | None, layout: _Layout) -> TaggedSentence:
-    tokens, tags, lang = [], [], None
+    tokens, tags, lang, first = [], [], None, (0, 0)
     for number, line in block:
         cols = [c.strip() for c in line.split("\t")] if "\t" in line else line.split()
         if len(cols) < 2 or not all(cols):
             raise DataError(path, number, "found a line without a token and a tag (or an empty column); "
                                           "expected token ... TAG separated by tabs or spaces")
-        layout.check(path, number, len(cols))
+        first = first if first[0] else (len(cols), number)
+        layout.check(path, number, len(cols), first)
         token, tag = cols[0], cols[-1]
         match = LANG_PREFIX.match(token)
         if match and "\t" in line:
@@ -71,6 +72,8 @@ def _sentence(path, block, scheme: str, allowed: set[str] | None, layout: _Layou
             raise DataError(path, number, f"found tag {tag!r}; expected a tag in the declared set")
         tokens.append(nfc(token))
         tags.append(tag)
+    if not layout.columns:
+        layout.columns, layout.line = first
     if scheme != "bio":
         tags = iob1_to_bio(tags)
     return TaggedSentence(tokens, tags, lang=lang, line=block[0][0])
