@@ -29,7 +29,12 @@ def check(
 
     info = summarize(path, format, skip_invalid, v1_to_v2)
     console = Console()
-    console.print(f"{info['path']} ({info['format']}): {info['items']} items, {info['tokens']} tokens"
+    if info["format"] == "conllu":
+        counts = (f"{info['items']} sentences, {info['words']} syntactic words, {info['tokens']} surface tokens, "
+                  f"{info['multiword']} multiword tokens, {info['empty']} empty nodes")
+    else:
+        counts = f"{info['items']} items, {info['tokens']} tokens"
+    console.print(f"{info['path']} ({info['format']}): {counts}"
                   + (f", {info['skipped']} skipped" if info["skipped"] else ""))
     if info["labels"]:
         console.print("labels: " + ", ".join(f"{k} {v}" for k, v in info["labels"].items()))

@@ -8,13 +8,14 @@ from mbertlab.formats.common import nfc, numbered_lines
 
 
 def read_dictionary(path: str | Path) -> dict[str, list[str]]:
+    """Source word → its targets in file order (a dictionary is small: read whole)."""
     pairs: dict[str, list[str]] = {}
     for number, line in numbered_lines(path):
         if not line.strip():
             continue
         cols = line.split()
         if len(cols) != 2:
-            raise DataError(path, number, f"expected 'source target', found {len(cols)} fields")
+            raise DataError(path, number, f"found {len(cols)} fields; expected 'source target'")
         src, tgt = nfc(cols[0]), nfc(cols[1])
         targets = pairs.setdefault(src, [])
         if tgt not in targets:
