@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from mbertlab.report.render import Report, bar_plot
+from mbertlab.report.plots import bar_plot
+from mbertlab.report.render import Report
 from mbertlab.report.tables import Cell, Table, delta
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultRow, ResultsDB
