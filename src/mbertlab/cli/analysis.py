@@ -139,8 +139,8 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
              csls: bool = typer.Option(False, "--csls", help="Rank by CSLS (k = 10) instead of cosine."),
              study: str = typer.Option("", help="Study name of the rows written.")) -> None:
     """Word retrieval MRR / P@1 / P@5 (and MRR by POS); rows written to results.db."""
-    from mbertlab.embeddings.evaluate import RetrievalInputs, retrieval_rows
-    from mbertlab.embeddings.evaluate import retrieve as run_retrieval
+    from mbertlab.analysis.retrieve import RetrievalInputs, retrieval_rows
+    from mbertlab.analysis.retrieve import retrieve as run_retrieval
     from mbertlab.store.results import open_results
 
     inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src,

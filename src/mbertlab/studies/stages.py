@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
-from mbertlab.config import Config, parse_config
+from mbertlab.analysis.retrieve import RetrievalConfig, retrieval_into
+from mbertlab.config import parse_config
 from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
 from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage, build_taskdata_into
 from mbertlab.errors import ConfigError
@@ -41,17 +40,6 @@ TASK_FILES = {
                  "mldoc": ("mldoc/{lang}.{split}.tsv", "mldoc")},
     "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner")},
 }
-
-
-class RetrievalConfig(Config):
-    source: str
-    target: str
-    lexicon: str = Field(description="Dictionary path relative to the data artifact.")
-    random_init: bool = False
-    seed: int = 0
-    layer: int | None = Field(None, description="Hidden-state index; default the last layer.")
-    sentences: int = Field(5000, description="Sentences of each language's dev+train text streamed.")
-    text_files: str = Field(TEXT_FILES["generate"], description="Where a language's text is in the text artifact.")
 
 
 # ---- jobs -------------------------------------------------------------------------------------
@@ -210,8 +198,6 @@ def _build_transfer(config: TransferConfig, inputs: list[Artifact], ctx: RunCont
 
 
 def _build_retrieval(config: RetrievalConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.studies.retrieval_stage import retrieval_into
-
     encoder, data, text = inputs[0], inputs[1], inputs[-1]
     return ctx.store.build("retrieval", config, lambda out: retrieval_into(
         config, encoder, data.path, text.path, Path(out), ctx.results, ctx.study), inputs)
