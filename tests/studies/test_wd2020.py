@@ -50,7 +50,7 @@ def test_unknown_related_language_and_missing_budget_are_config_errors(tmp_path)
 
 
 def test_coverage_curve_and_sentence_count_by_hand(tmp_path):
-    from mbertlab.studies.vocab_stage import coverage_curve, log_ranks
+    from mbertlab.analysis.vocab import coverage_curve, log_ranks
     from mbertlab.corpus.stats import count_sentences
 
     curve = coverage_curve(np.array([3, 3, 3, 1, 1, 2], dtype=np.uint16), 5)

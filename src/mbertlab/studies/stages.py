@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
-from mbertlab.config import Config, parse_config
+from mbertlab.analysis.retrieve import RetrievalConfig, retrieval_into
+from mbertlab.config import parse_config
 from mbertlab.corpus.budget import BudgetConfig, budget_into
 from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
 from mbertlab.corpus.stats import SizesConfig, sizes_into
@@ -22,7 +21,7 @@ from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact
 from mbertlab.store.external import (HfEncoderConfig, LinkedFile, TaskFilesConfig, hf_encoder_config,
                                      hf_encoder_into, task_files_config, task_files_into)
-from mbertlab.store.layout import GENERATED_TEXT, TASK_FILES, TEXT_FILES, file_format, text_file, text_path
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES, file_format, text_file, text_path
 from mbertlab.studies.jobs import Job, RunContext
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
@@ -30,17 +29,6 @@ from mbertlab.transfer.config import TransferConfig
 
 # Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
 ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
-
-
-class RetrievalConfig(Config):
-    source: str
-    target: str
-    lexicon: str = Field(description="Dictionary path relative to the data artifact.")
-    random_init: bool = False
-    seed: int = 0
-    layer: int | None = Field(None, description="Hidden-state index; default the last layer.")
-    sentences: int = Field(5000, description="Sentences of each language's dev+train text streamed.")
-    text_files: str = Field(GENERATED_TEXT, description="Where a language's text is in the text artifact.")
 
 
 # ---- jobs -------------------------------------------------------------------------------------
@@ -225,8 +213,6 @@ def _build_transfer(config: TransferConfig, inputs: list[Artifact], ctx: RunCont
 
 
 def _build_retrieval(config: RetrievalConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.studies.retrieval_stage import retrieval_into
-
     encoder, data, text = inputs[0], inputs[1], inputs[-1]
     return ctx.store.build("retrieval", config, lambda out: retrieval_into(
         config, encoder, data.path, text.path, Path(out), ctx.results, ctx.study), inputs)

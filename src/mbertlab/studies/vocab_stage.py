@@ -1,106 +1,14 @@
-"""Stage kind `vocab_curve` (Wu & Dredze 2020 Fig. 3): how much of each language's text the vocabulary's
-most frequent items cover.
-
-For every language of a shards artifact: count each vocabulary id in its training tokens, rank the ids
-by that count, and record the cumulative share of the language's tokens covered by the top r items, at
-log-spaced ranks. A low-resource language in a shared vocabulary uses few items: its curve saturates
-early. Writes `curve.tsv` (every rank), `curve.png` and results rows (`coverage` with the rank in
-`extra`, `types_used`, `types_for_<p>`, `vocab_size`) from which the report draws the figure.
-"""
+"""Stage kind `vocab_curve` (Wu & Dredze 2020 Fig. 3): token coverage by vocabulary rank for every
+language of a shards artifact (analysis/vocab.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-from pydantic import Field
-
-from mbertlab.config import Config
-from mbertlab.store.artifacts import Artifact, final_path
-from mbertlab.store.results import ResultRow
+from mbertlab.analysis.vocab import VocabCurveConfig, vocab_curve_into
+from mbertlab.store.artifacts import Artifact
 from mbertlab.studies.jobs import RunContext
 
 
-class VocabCurveConfig(Config):
-    split: str = "train"
-    points: int = Field(24, ge=2, description="Log-spaced ranks recorded as rows (curve.tsv keeps every rank).")
-    shares: list[float] = Field(default_factory=lambda: [0.5, 0.9, 0.95],
-                                description="Token shares whose needed vocabulary items are recorded.")
-
-
-def coverage_curve(ids: np.ndarray, vocab_size: int) -> np.ndarray:
-    """curve[r-1] = share of the tokens covered by the r most frequent ids (ranked within this text)."""
-    counts = np.sort(np.bincount(np.asarray(ids, dtype=np.int64), minlength=vocab_size))[::-1]
-    total = counts.sum()
-    return np.cumsum(counts) / total if total else np.zeros(vocab_size)
-
-
-def log_ranks(vocab_size: int, points: int) -> list[int]:
-    return sorted({int(round(r)) for r in np.geomspace(1, vocab_size, points)})
-
-
-def vocab_curve_into(config: VocabCurveConfig, shards: Artifact, out: Path, ctx: RunContext) -> None:
-    from mbertlab.tokenizers.shards import ShardReader
-
-    reader = ShardReader(shards.path)
-    size = reader.vocab_size
-    where = str(final_path(out))
-    common = {"study": ctx.study, "task": "vocab", "model": f"{shards.stage}/{shards.hash}", "split": config.split,
-              "artifact": where, "config_hash": final_path(out).name}
-    rows, curves = [], {}
-    for lang in reader.languages:
-        ids = reader.tokens(lang, config.split)
-        curve = curves[lang] = coverage_curve(ids, size)
-        used = int(np.count_nonzero(np.bincount(np.asarray(ids, dtype=np.int64), minlength=size)))
-        langs = {"languages": reader.languages}
-        rows += [ResultRow(metric="coverage", value=float(curve[r - 1]), test_lang=lang,
-                           extra={"rank": r, **langs}, **common) for r in log_ranks(size, config.points)]
-        rows += [ResultRow(metric="types_used", value=used, test_lang=lang, extra=langs, **common),
-                 ResultRow(metric="vocab_size", value=size, test_lang=lang, extra=langs, **common)]
-        rows += [ResultRow(metric=f"types_for_{round(p * 100)}", value=int(np.searchsorted(curve, p) + 1),
-                           test_lang=lang, extra=langs, **common) for p in config.shares]
-    with (out / "curve.tsv").open("w", encoding="utf-8") as f:
-        f.write("lang\trank\tcoverage\n")
-        for lang, curve in curves.items():
-            f.writelines(f"{lang}\t{r}\t{c:.6f}\n" for r, c in enumerate(curve, 1))
-    (out / "curve.png").write_bytes(curve_png("Token coverage by vocabulary rank", curves))
-    ctx.results.add(rows, replace_artifact=where)
-
-
-def curve_png(title: str, curves: dict[str, np.ndarray | list[tuple[int, float]]]) -> bytes:
-    """Coverage against rank (log x axis), one line per label; a curve is an array or (rank, share) points."""
-    lines = {label: [(r, 100 * c) for r, c in (enumerate(curve, 1) if isinstance(curve, np.ndarray) else curve)]
-             for label, curve in curves.items()}
-    return line_png(title, lines, "vocabulary items ranked by frequency in the language",
-                    "% of the language's tokens", logx=True)
-
-
-def line_png(title: str, lines: dict[str, list[tuple[float, float]]], xlabel: str, ylabel: str,
-             logx: bool = False) -> bytes:
-    """One line per label through its (x, y) points."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=110)
-    for label, points in lines.items():
-        ax.plot([x for x, _ in points], [y for _, y in points], label=label, marker="." if len(points) < 30 else None)
-    if logx:
-        ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def _build(config: VocabCurveConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("vocab_curve", config, lambda out: vocab_curve_into(config, inputs[0], Path(out), ctx),
-                           inputs)
-
+    return ctx.store.build("vocab_curve", config, lambda out: vocab_curve_into(
+        config, inputs[0], Path(out), ctx.results, ctx.study), inputs)

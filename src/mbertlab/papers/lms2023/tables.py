@@ -6,7 +6,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from mbertlab.report.render import Report, bar_plot
+from mbertlab.report.plots import bar_plot
+from mbertlab.report.render import Report
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
