@@ -1,37 +1,29 @@
-"""Stage kinds the built-in designs use: thin adapters from jobs to the library's stage functions.
-
-Each adapter builds through `ctx.store.build(stage, config, builder, inputs)` with the job's inputs in
-order, so `job_hash` predicts every artifact's directory without building anything.
-"""
+"""Job constructors for the built-in stage kinds, which the designs compose into a study's plan: each one
+validates its settings into the stage's config and names its inputs (the builders are in builders.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from mbertlab.analysis.retrieve import RetrievalConfig, retrieval_into
+from mbertlab.analysis.correlate import CorrelateConfig
+from mbertlab.analysis.overlap import OverlapConfig
+from mbertlab.analysis.retrieve import RetrievalConfig, WordRetrievalConfig
+from mbertlab.embeddings.static import StaticConfig, StaticStageConfig
 from mbertlab.config import parse_config
-from mbertlab.corpus.budget import BudgetConfig, budget_into
-from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
-from mbertlab.corpus.stats import SizesConfig, sizes_into
-from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage, build_taskdata_into
+from mbertlab.corpus.budget import BudgetConfig
+from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource
+from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage
 from mbertlab.errors import ConfigError
-from mbertlab.data.generate import GenerateConfig, generate_into, preset_config
+from mbertlab.data.generate import preset_config
 from mbertlab.data.generate.build import ordered_languages
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.store.artifacts import Artifact
-from mbertlab.store.external import (HfEncoderConfig, LinkedFile, TaskFilesConfig, hf_encoder_config,
-                                     hf_encoder_into, task_files_config, task_files_into)
-from mbertlab.store.layout import TASK_FILES, TEXT_FILES, file_format, text_file, text_path
-from mbertlab.studies.jobs import Job, RunContext
+from mbertlab.store.external import (LinkedFile, hf_encoder_config,
+                                     task_files_config)
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES, file_format, text_file
+from mbertlab.studies.jobs import Job
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
 from mbertlab.transfer.config import TransferConfig
-
-# Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
-ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
-
-
-# ---- jobs -------------------------------------------------------------------------------------
 
 def generate_job(preset: str, seed: int, overrides: dict[str, Any]) -> Job:
     return Job("generate", preset_config(preset, seed, overrides), label=f"generate {preset}")
@@ -151,78 +143,40 @@ def retrieval_job(encoder: Job, data: Job, text: Job, source: str, target: str, 
     return Job("retrieval", config, inputs, label=f"retrieval {target} seed {seed}", tags=tags)
 
 
-# ---- builders ---------------------------------------------------------------------------------
-
-def _build_generate(config: GenerateConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("generate", config, lambda out: generate_into(config, Path(out)), inputs)
-
-
-def _build_corpus(config: CorpusConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("corpus", config, lambda out: build_corpus_into(config, Path(out)), inputs)
+def overlap_job(encoder: Job, text: Job, source: str, targets: list[str], sentences: int, text_files: str,
+                tags=()) -> Job:
+    config = OverlapConfig(source=source, targets=targets, sentences=sentences, text_files=text_files)
+    return Job("overlap", config, (encoder, text), label=f"overlap {source} -> {'+'.join(targets)}", tags=tuple(tags))
 
 
-def _build_taskdata(config: TaskDataConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("taskdata", config, lambda out: build_taskdata_into(config, Path(out)), inputs)
+def correlate_job(overlap: Job, transfers: list[Job], seed: int, tags=()) -> Job:
+    """Transfers are fine-tuned on the overlap's source and score its targets; one per task."""
+    from mbertlab.transfer.config import MAIN_METRIC
+
+    tasks = [t.config.task for t in transfers]
+    if len(set(tasks)) != len(tasks):
+        raise ConfigError(f"correlate: one transfer job per task, got tasks {tasks}")
+    config = CorrelateConfig(metrics={t: MAIN_METRIC[t] for t in tasks}, seed=seed)
+    return Job("correlate", config, (overlap, *transfers), label=f"correlate overlap seed {seed}", tags=tuple(tags))
 
 
-def _build_hf_encoder(config: HfEncoderConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("hf_encoder", config, lambda out: hf_encoder_into(config, Path(out)), inputs)
+def static_job(tokenizer: Job, text: Job, languages: list[str], settings: dict, tags=()) -> Job:
+    """`tokenizer` is the BERT's tokenizer job (e.g. `shards_job(...).inputs[0]`)."""
+    from mbertlab.config import parse_config
+
+    if tokenizer.kind != "tokenizer":
+        raise ConfigError(f"static embeddings need a tokenizer job as first input, got a {tokenizer.kind!r} job")
+    static = parse_config(StaticConfig, settings, "study key 'static'")
+    config = StaticStageConfig(static=static, languages=languages)
+    return Job("static", config, (tokenizer, text), label=f"static {static.method} {'+'.join(languages)}",
+               tags=tuple(tags))
 
 
-def _build_task_files(config: TaskFilesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("task_files", config, lambda out: task_files_into(config, Path(out)), inputs)
+def word_retrieval_job(vectors: Job, data: Job, source: str, target: str, settings: dict, tags=()) -> Job:
+    """Retrieval source → target with `data`'s gold lexicon; text and treebank are read from `data` too."""
+    from mbertlab.config import parse_config
 
-
-def _build_budget(config: BudgetConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("budget", config, lambda out: budget_into(config, inputs[0], Path(out)), inputs)
-
-
-def _build_sizes(config: SizesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    corpus, data = inputs
-    return ctx.store.build("wd2020_sizes", config, lambda out: sizes_into(config, corpus, data, Path(out), ctx.results,
-                                                                          ctx.study), inputs)
-
-
-def _build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.tokenizers.train import train_tokenizer_into
-
-    files = {l: text_path(inputs[0], l, "train") for l in config.languages}
-    return ctx.store.build("tokenizer", config, lambda out: train_tokenizer_into(config, files, Path(out)), inputs)
-
-
-def _build_shards(config: ShardsConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.tokenizers.shards import write_shards_into
-
-    tok, data = inputs
-    texts = {l: {s: text_path(data, l, s) for s in config.splits} for l in config.languages}
-    return ctx.store.build("shards", config, lambda out: write_shards_into(config, tok.path, texts, Path(out)), inputs)
-
-
-def _build_pretrain(config: PretrainConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.pretrain.loop import build_pretrain
-
-    return build_pretrain(ctx.store, config, inputs[0])  # every torchrun rank calls this
-
-
-def _build_transfer(config: TransferConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.transfer.run import run_transfer
-
-    encoder = next((a for a in inputs if a.stage in ENCODER_STAGES), None)
-    data = next((a for a in inputs if a.stage not in ENCODER_STAGES), None)
-    return run_transfer(config, ctx.store, ctx.results, encoder=encoder, data=data, study=ctx.study)
-
-
-def _build_retrieval(config: RetrievalConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    encoder, data, text = inputs[0], inputs[1], inputs[-1]
-    return ctx.store.build("retrieval", config, lambda out: retrieval_into(
-        config, encoder, data.path, text.path, Path(out), ctx.results, ctx.study), inputs)
-
-
-def _build_langid(config, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.transfer.langid import run_langid_into
-
-    encoder, text = inputs
-    return ctx.store.build("langid", config, lambda out: run_langid_into(
-        config, encoder.path / "model", Path(out), ctx.results, f"{encoder.stage}/{encoder.hash}", text.path,
-        ctx.study), inputs)
-
+    keys = {**settings, "source": source, "target": target, "lexicon": f"lexicon/{source}-{target}.txt"}
+    config = parse_config(WordRetrievalConfig, keys, "study key 'retrieval'")
+    return Job("word_retrieval", config, (vectors, data), label=f"retrieval {source}-{target} {vectors.label}",
+               tags=tuple(tags))

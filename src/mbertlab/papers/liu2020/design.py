@@ -18,7 +18,6 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.studies import static_stage  # noqa: F401  (registers the static and word_retrieval stage kinds)
 from mbertlab.studies.data import GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
@@ -70,7 +69,7 @@ class Liu2020Settings(Config):
 def plan(spec: StudySpec) -> list[Job]:
     from mbertlab.pretrain.config import PretrainConfig
     from mbertlab.studies import stages
-    from mbertlab.studies.static_stage import static_job, word_retrieval_job
+    from mbertlab.studies.stages import static_job, word_retrieval_job
     from mbertlab.tokenizers.shards import ShardsConfig
     from mbertlab.tokenizers.train import TokenizerConfig
 

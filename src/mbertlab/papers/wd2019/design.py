@@ -173,7 +173,7 @@ def plan(spec: StudySpec) -> list[Job]:
 
 def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], targets: list[str],
                levels: list[int], seed: int) -> list[Job]:
-    from mbertlab.studies.overlap_stage import correlate_job, overlap_job
+    from mbertlab.studies.stages import correlate_job, overlap_job
 
     tags = (("seed", str(seed)),)
     main = [_transfer(s, encoder, data, task, languages, seed, "finetune", {},

@@ -16,9 +16,6 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-import mbertlab.studies.vocab_stage  # noqa: F401  (these register the stage kinds the design plans)
-import mbertlab.studies.wd2020_checkpoint_stage  # noqa: F401
-import mbertlab.studies.wd2020_regress_stage  # noqa: F401
 from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TASK_FILES
@@ -253,7 +250,7 @@ def has_task(data: Job, task: str, lang: str) -> bool:
 
 
 def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> list[Job]:
-    from mbertlab.studies.wd2020_regress_stage import RegressConfig
+    from mbertlab.analysis.regress import RegressConfig
     from mbertlab.transfer.config import MAIN_METRIC
 
     jobs = []
@@ -268,7 +265,7 @@ def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> lis
 
 
 def _vocab_config():
-    from mbertlab.studies.vocab_stage import VocabCurveConfig
+    from mbertlab.analysis.vocab import VocabCurveConfig
 
     return VocabCurveConfig()
 
