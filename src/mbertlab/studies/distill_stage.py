@@ -131,9 +131,10 @@ def _build_student(config: PretrainConfig, inputs: list[Artifact], ctx: RunConte
 
 def balance_into(config: BalanceConfig, inputs: list[Artifact], out: Path, results: ResultsDB, study: str) -> None:
     """Score every model and teacher on the same dev batches; write mlm_mrr, mlm_loss and eq3 rows."""
+    from mbertlab.pretrain.data import dev_batches, training_data
     from mbertlab.pretrain.distill import balance_score, resolve_teacher
-    from mbertlab.pretrain.loop import autocast_for, dev_batches, dev_scores, training_data
-    from mbertlab.pretrain.model import load_model
+    from mbertlab.pretrain.evaluate import dev_scores
+    from mbertlab.pretrain.model import autocast_for, load_model
     from mbertlab.runtime import setup_torch
     from mbertlab.tokenizers.shards import ShardReader
 
