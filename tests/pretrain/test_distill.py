@@ -20,17 +20,15 @@ from transformers import AutoModelForMaskedLM
 
 from mbertlab.data.generate import generate_into, preset_config
 from mbertlab.errors import ConfigError, DataError
+from mbertlab.pretrain.balance import balance_score, final_mrr, teacher_dev_mrr
 from mbertlab.pretrain.checkpoint import TrainState, list_checkpoints
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
 from mbertlab.pretrain.data import IGNORE, MicroBatch, training_data
 from mbertlab.pretrain.distill import (
     Distiller,
     TopkCache,
-    balance_score,
     cache_teacher_topk_into,
-    final_mrr,
     soft_label_loss,
-    teacher_dev_mrr,
     topk_soft_label_loss,
 )
 from mbertlab.pretrain.distributed import World

@@ -1,4 +1,4 @@
-"""Teacher–student distillation (Limisiewicz, Malkin & Stanovsky 2023, §3) and their balance measure.
+"""Teacher–student distillation (Limisiewicz, Malkin & Stanovsky 2023, §3): the objective `Distiller`.
 
 The student's loss at each masked position is the soft-label loss of their Eq. 2, KL(P_teacher ‖ P_student)
 over the vocabulary, against the frozen monolingual teacher of the row's language, optionally mixed with
@@ -7,12 +7,12 @@ is multiplied by T² (Hinton et al. 2015), so the soft gradient keeps its size w
 (the paper's setting) the scaling is a no-op.
 
 Teachers either run beside the student (frozen, `inference_mode`, under the run's autocast: bf16 where
-the CPU has it) or are read from a top-k cache written once by `cache_teacher_topk_into`.
+the CPU has it) or are read from a top-k cache written once by `cache_teacher_topk_into`. Their balance
+measure (Eq. 3) is in `pretrain.balance`.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -25,9 +25,8 @@ from mbertlab.config import Config, content_hash
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.checkpoint import TrainState
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.data import IGNORE, Batch, MicroBatch, dev_batches, training_data
+from mbertlab.pretrain.data import IGNORE, Batch, MicroBatch, training_data
 from mbertlab.pretrain.distributed import World
-from mbertlab.pretrain.evaluate import dev_scores
 from mbertlab.pretrain.model import autocast_for, load_model
 from mbertlab.tokenizers.shards import ShardReader, dtype_for
 
@@ -265,55 +264,3 @@ class Distiller:
             return soft / int(chosen.sum())
         hard = F.cross_entropy(student.float(), labels[rows][mine], reduction="sum")
         return mixed_loss(hard, soft, self.hard_weight) / int(chosen.sum())
-
-
-# ---- their balance measure, Eq. 3 ------------------------------------------------------------
-
-@dataclass
-class Balance:
-    """D(M, L): MRR of the model minus MRR of the language's teacher, per language and averaged per group."""
-
-    per_language: dict[str, float]
-    groups: dict[str, float]  # each named group, and "all"
-
-
-def balance_score(mrr_model: dict[str, float], mrr_teacher: dict[str, float],
-                  groups: dict[str, list[str]]) -> Balance:
-    """Eq. 3 over the languages of `mrr_model` ("all") and over each group (e.g. low, high resource)."""
-    missing = sorted(set(mrr_model) - set(mrr_teacher))
-    unknown = sorted({l for langs in groups.values() for l in langs} - set(mrr_model))
-    if missing or unknown:
-        raise ConfigError(f"balance: no teacher MRR for {missing}; groups name languages without a model MRR "
-                          f"{unknown}")
-    diff = {lang: mrr_model[lang] - mrr_teacher[lang] for lang in mrr_model}
-    means = {name: float(np.mean([diff[l] for l in langs])) for name, langs in groups.items() if langs}
-    return Balance(diff, {**means, "all": float(np.mean(list(diff.values())))})
-
-
-def teacher_dev_mrr(config: PretrainConfig, shards_dir: Path) -> dict[str, float]:
-    """MRR of each language's teacher (`config.teachers`) on the student's own dev batches of that language,
-    the windows and masks behind the student's metrics.jsonl, so Eq. 3 compares like with like (a teacher's
-    own metrics.jsonl scores other dev windows: they are drawn per shards, languages in turn)."""
-    shards = ShardReader(shards_dir)
-    dev = dev_batches(config, shards, training_data(config, shards)[1])
-    teachers = load_teachers(config.teachers, shards)
-    return {lang: dev_scores(teachers[lang], dev[lang], autocast_for(config))[1] for lang in shards.languages}
-
-
-def final_mrr(path: str | Path) -> dict[str, float]:
-    """Dev MLM MRR per language at the last evaluated step of a pretrain artifact (or its metrics.jsonl)."""
-    path = Path(path)
-    metrics = path / "metrics.jsonl" if path.is_dir() else path
-    if not metrics.is_file():
-        raise DataError(metrics, None, "no metrics.jsonl (expected a pretrain artifact)")
-    rows = []
-    for n, line in enumerate(metrics.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            rows.append((int(row["step"]), str(row["lang"]), float(row["mrr"])))
-        except (ValueError, KeyError, TypeError):
-            raise DataError(metrics, n, "expected a JSON object with step, lang and mrr") from None
-    if not rows:
-        raise DataError(metrics, None, "no evaluation rows")
-    last = max(step for step, _, _ in rows)
-    return {lang: mrr for step, lang, mrr in rows if step == last}
