@@ -11,7 +11,7 @@ import pytest
 
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.distill import final_mrr, teacher_dev_mrr
+from mbertlab.pretrain.balance import final_mrr, teacher_dev_mrr
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.studies.jobs import topological
 from mbertlab.studies.kinds import job_hash

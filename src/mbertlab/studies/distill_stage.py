@@ -9,31 +9,16 @@
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from pydantic import Field
-
-from mbertlab.config import Config
 from mbertlab.errors import ConfigError
+from mbertlab.pretrain.balance import BalanceConfig, balance_into
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.store.artifacts import Artifact, final_path
-from mbertlab.store.results import ResultRow, ResultsDB
+from mbertlab.store.artifacts import Artifact
 from mbertlab.studies.jobs import Job, RunContext
 
 TEACHER_REF = re.compile(r"^inputs\[(\d+)\]$")
-
-
-class BalanceConfig(Config):
-    models: list[str] = Field(min_length=1, description="Row labels of the model inputs (after the shards).")
-    teachers: list[str] = Field(min_length=1, description="Language of each teacher input (after the models).")
-    groups: dict[str, list[str]] = Field(default_factory=dict, description="Group -> languages, e.g. low, high.")
-    seed: int = 0
-    seq_len: int = 16
-    eval_batches: int = 4
-    mask_prob: float = 0.15
-    precision: str = "auto"
 
 
 # ---- jobs -------------------------------------------------------------------------------------
@@ -78,63 +63,8 @@ def _build_student(config: PretrainConfig, inputs: list[Artifact], ctx: RunConte
                            inputs, resumable=True)
 
 
-def balance_into(config: BalanceConfig, inputs: list[Artifact], out: Path, results: ResultsDB, study: str) -> None:
-    """Score every model and teacher on the same dev batches; write mlm_mrr, mlm_loss and eq3 rows."""
-    from mbertlab.pretrain.distill import balance_score, resolve_teacher
-    from mbertlab.pretrain.loop import autocast_for, dev_batches, dev_scores, training_data
-    from mbertlab.pretrain.model import load_model
-    from mbertlab.runtime import setup_torch
-    from mbertlab.tokenizers.shards import ShardReader
-
-    setup_torch()
-    if len(inputs) != 1 + len(config.models) + len(config.teachers):
-        raise ConfigError(f"balance: {len(inputs)} inputs, expected shards + {len(config.models)} models + "
-                          f"{len(config.teachers)} teachers")
-    shards = ShardReader(inputs[0].path)
-    if sorted(config.teachers) != sorted(shards.languages):
-        raise ConfigError(f"balance: teachers {config.teachers} must be the shards' languages {shards.languages}")
-    eval_config = PretrainConfig(seed=config.seed, seq_len=config.seq_len, eval_batches=config.eval_batches,
-                                 mask_prob=config.mask_prob, precision=config.precision)
-    dev = dev_batches(eval_config, shards, training_data(eval_config, shards)[1])
-    autocast = autocast_for(eval_config)
-
-    def scores(artifact: Artifact, langs: list[str]) -> dict[str, tuple[float, float]]:
-        model = load_model(resolve_teacher(artifact.path)).eval()
-        return {lang: dev_scores(model, dev[lang], autocast) for lang in langs}
-
-    model_inputs = inputs[1:1 + len(config.models)]
-    teacher_inputs = inputs[1 + len(config.models):]
-    teacher = {lang: scores(a, [lang])[lang] for lang, a in zip(config.teachers, teacher_inputs)}
-    group_of = {lang: g for g, langs in config.groups.items() for lang in langs}
-    where = str(final_path(out))
-    rows, summary = [], {"teacher": {lang: {"loss": s[0], "mrr": s[1]} for lang, s in teacher.items()}}
-
-    def row(metric, value, variant, lang, level, source: Artifact):
-        return ResultRow(metric=metric, value=float(value), study=study, model=variant, task="mlm", mode=variant,
-                         test_lang=lang, split="dev", seed=config.seed, config_hash=final_path(out).name,
-                         artifact=where, extra={"variant": variant, "level": level,
-                                                "group": group_of.get(lang, lang if level == "group" else ""),
-                                                "scored": f"{source.stage}/{source.hash}"})
-
-    for (lang, (loss, mrr)), a in zip(teacher.items(), teacher_inputs):
-        rows += [row("mlm_mrr", mrr, "teacher", lang, "language", a), row("mlm_loss", loss, "teacher", lang,
-                                                                           "language", a)]
-    for variant, a in zip(config.models, model_inputs):
-        own = scores(a, shards.languages)
-        balance = balance_score({l: s[1] for l, s in own.items()}, {l: s[1] for l, s in teacher.items()},
-                                config.groups)
-        summary[variant] = {"per_language": {l: {"loss": s[0], "mrr": s[1], "eq3": balance.per_language[l]}
-                                             for l, s in own.items()}, "groups": balance.groups}
-        for lang, (loss, mrr) in own.items():
-            rows += [row("mlm_mrr", mrr, variant, lang, "language", a),
-                     row("mlm_loss", loss, variant, lang, "language", a),
-                     row("eq3", balance.per_language[lang], variant, lang, "language", a)]
-        rows += [row("eq3", value, variant, group, "group", a) for group, value in balance.groups.items()]
-    (out / "balance.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    results.add(rows, replace_artifact=where)
-
-
 def _build_balance(config: BalanceConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("balance", config, lambda out: balance_into(config, inputs, Path(out), ctx.results,
-                                                                       ctx.study), inputs)
-
+    """Inputs: the shards, then the models, then the teachers (as `balance_job` lists them)."""
+    models = 1 + len(config.models)
+    return ctx.store.build("balance", config, lambda out: balance_into(
+        config, inputs[0], inputs[1:models], inputs[models:], Path(out), ctx.results, ctx.study), inputs)
