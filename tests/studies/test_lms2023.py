@@ -56,7 +56,7 @@ def test_student_reads_its_teachers_from_inputs_and_its_hash_ignores_the_workdir
 
 
 def test_resolved_teachers_and_bad_references(tmp_path):
-    from mbertlab.studies.distill_stage import resolved_teachers
+    from mbertlab.studies.builders import resolved_teachers
 
     inputs = [Artifact("shards", "s", tmp_path / "s"), Artifact("pretrain", "t1", tmp_path / "t1"),
               Artifact("pretrain", "t2", tmp_path / "t2")]

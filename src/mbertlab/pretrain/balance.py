@@ -1,8 +1,8 @@
 """The balance measure of Limisiewicz, Malkin & Stanovsky 2023 (Eq. 3): a model's MLM MRR minus that of the
 language's monolingual teacher, every model scored on the same dev batches.
 
-`studies.distill_stage` imports this module with the study's stage kinds: torch and the models load inside
-the functions, never at import.
+Planning a study imports this module (for `BalanceConfig`): torch and the models load inside the functions,
+never at import.
 """
 from __future__ import annotations
 

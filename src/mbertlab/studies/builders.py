@@ -3,6 +3,7 @@ library function that computes the stage, through `ctx.store.build(stage, config
 inputs in the job's order, so `job_hash` predicts every artifact's directory without building anything."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mbertlab.analysis.correlate import CorrelateConfig, correlate_into
@@ -17,6 +18,7 @@ from mbertlab.corpus.taskdata import TaskDataConfig, build_taskdata_into
 from mbertlab.data.generate import GenerateConfig, generate_into
 from mbertlab.embeddings.static import StaticStageConfig, static_into
 from mbertlab.errors import ConfigError
+from mbertlab.pretrain.balance import BalanceConfig, balance_into
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.artifacts import Artifact
 from mbertlab.store.external import HfEncoderConfig, TaskFilesConfig, hf_encoder_into, task_files_into
@@ -28,6 +30,8 @@ from mbertlab.transfer.config import TransferConfig
 
 # Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
 ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
+# A student names its teachers by input position, so its hash depends on theirs, never on the workdir.
+TEACHER_REF = re.compile(r"^inputs\[(\d+)\]$")
 
 
 def build_generate(config: GenerateConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
@@ -138,3 +142,30 @@ def build_wd2020_regress(config: RegressConfig, inputs: list[Artifact], ctx: Run
     sizes, transfers = inputs[0], [t.path for t in inputs[1:]]
     return ctx.store.build("wd2020_regress", config, lambda out: regress_into(
         config, sizes.path, transfers, Path(out), ctx.results, ctx.study), inputs)
+
+
+def resolved_teachers(config: PretrainConfig, inputs: list[Artifact]) -> PretrainConfig:
+    """The config with each `inputs[i]` teacher replaced by that input artifact's path."""
+    teachers = {}
+    for lang, ref in config.teachers.items():
+        match = TEACHER_REF.match(ref)
+        if not match or not 1 <= int(match[1]) < len(inputs):
+            raise ConfigError(f"student: teachers.{lang}: expected 'inputs[i]' with 1 <= i < {len(inputs)}, "
+                              f"got {ref!r}")
+        teachers[lang] = str(inputs[int(match[1])].path)
+    return config.model_copy(update={"teachers": teachers})
+
+
+def build_student(config: PretrainConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    from mbertlab.pretrain.loop import pretrain_into
+
+    run = resolved_teachers(config, inputs)
+    return ctx.store.build("pretrain", config, lambda out: pretrain_into(run, inputs[0].path, Path(out)),
+                           inputs, resumable=True)
+
+
+def build_balance(config: BalanceConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    """Inputs: the shards, then the models, then the teachers (as `balance_job` lists them)."""
+    models = 1 + len(config.models)
+    return ctx.store.build("balance", config, lambda out: balance_into(
+        config, inputs[0], inputs[1:models], inputs[models:], Path(out), ctx.results, ctx.study), inputs)

@@ -11,7 +11,7 @@ from typing import Mapping
 
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
-from mbertlab.studies import builders, distill_stage, wd2020_checkpoint_stage
+from mbertlab.studies import builders, wd2020_checkpoint_stage
 from mbertlab.studies.jobs import Job, StageKind
 
 # kind: (store stage, builder, rough relative cost for the study ETA)
@@ -26,8 +26,8 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "retrieval": StageKind("retrieval", builders.build_retrieval, 0.5),
     "langid": StageKind("langid", builders.build_langid, 0.3),
     "budget": StageKind("budget", builders.build_budget, 0.2),
-    "student": StageKind("pretrain", distill_stage._build_student, 30),
-    "balance": StageKind("balance", distill_stage._build_balance, 1),
+    "student": StageKind("pretrain", builders.build_student, 30),
+    "balance": StageKind("balance", builders.build_balance, 1),
     "hf_encoder": StageKind("hf_encoder", builders.build_hf_encoder, 0.01),
     "task_files": StageKind("task_files", builders.build_task_files, 0.01),
     "overlap": StageKind("overlap", builders.build_overlap, 0.2),

@@ -16,6 +16,7 @@ from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage
 from mbertlab.errors import ConfigError
 from mbertlab.data.generate import preset_config
 from mbertlab.data.generate.build import ordered_languages
+from mbertlab.pretrain.balance import BalanceConfig
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.external import (LinkedFile, hf_encoder_config,
                                      task_files_config)
@@ -180,3 +181,21 @@ def word_retrieval_job(vectors: Job, data: Job, source: str, target: str, settin
     config = parse_config(WordRetrievalConfig, keys, "study key 'retrieval'")
     return Job("word_retrieval", config, (vectors, data), label=f"retrieval {source}-{target} {vectors.label}",
                tags=tuple(tags))
+
+
+def student_job(shards: Job, teachers: dict[str, Job], settings: dict, seed: int, tags) -> Job:
+    """A distilled student on `shards`; teacher i of `teachers` (by language) is input i + 1."""
+    refs = {lang: f"inputs[{i + 1}]" for i, lang in enumerate(teachers)}
+    config = PretrainConfig.model_validate({**settings, "seed": seed, "objective": "distill", "teachers": refs})
+    return Job("student", config, (shards, *teachers.values()), label=f"student {dict(tags).get('set', '')} "
+               f"seed {seed}", tags=tags)
+
+
+def balance_job(shards: Job, models: dict[str, Job], teachers: dict[str, Job], groups: dict[str, list[str]],
+                pretrain: PretrainConfig, tags) -> Job:
+    """Eq. 3 of each model against the teachers, all scored on `shards`' dev batches (pretrain's eval keys)."""
+    config = BalanceConfig(models=list(models), teachers=list(teachers), groups=groups, seed=pretrain.seed,
+                           seq_len=pretrain.seq_len, eval_batches=pretrain.eval_batches,
+                           mask_prob=pretrain.mask_prob, precision=pretrain.precision)
+    return Job("balance", config, (shards, *models.values(), *teachers.values()),
+               label=f"balance {dict(tags).get('set', '')} seed {pretrain.seed}", tags=tags)
