@@ -23,12 +23,11 @@ def check(
     v1_to_v2: bool = typer.Option(False, "--v1-to-v2", help="CoNLL-U: map UD v1 labels (CONJ, dobj, ...) to v2."),
 ) -> None:
     """Read a file strictly; print sentences/examples, tokens and the label inventory, or the first error."""
-    from rich.console import Console
-
+    from mbertlab.cli.common import plain_console
     from mbertlab.formats.guess import summarize
 
     info = summarize(path, format, skip_invalid, v1_to_v2)
-    console = Console()
+    console = plain_console()
     if info["format"] == "conllu":
         counts = (f"{info['items']} sentences, {info['words']} syntactic words, {info['tokens']} surface tokens, "
                   f"{info['multiword']} multiword tokens, {info['empty']} empty nodes")
