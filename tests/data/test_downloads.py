@@ -1,75 +1,99 @@
-"""Downloads against a local HTTP server with Range support: fetch, resume, checksum, base-URL override."""
+"""Unpacking of crafted (malicious) archives: every member checked, a refused archive leaves nothing."""
 from __future__ import annotations
 
-import hashlib
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import io
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
 
 import pytest
 
-from mbertlab.cli.main import run
-from mbertlab.data.downloads import download, get, url_for
-from mbertlab.errors import DownloadError
+from mbertlab.data.archives import unpack
+from mbertlab.errors import DataError
 
 PAYLOAD = bytes(range(256)) * 400  # 102,400 bytes
 
 
-class Handler(BaseHTTPRequestHandler):
-    requests: list[str] = []
-
-    def do_GET(self):  # noqa: N802
-        Handler.requests.append(self.headers.get("Range", ""))
-        if not self.path.endswith("/muse/en-de.txt"):
-            self.send_error(404)
-            return
-        start = 0
-        if self.headers.get("Range"):
-            start = int(self.headers["Range"].split("=")[1].split("-")[0])
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{len(PAYLOAD) - 1}/{len(PAYLOAD)}")
-        else:
-            self.send_response(200)
-        self.send_header("Content-Length", str(len(PAYLOAD) - start))
-        self.end_headers()
-        self.wfile.write(PAYLOAD[start:])
-
-    def log_message(self, *args):
-        pass
+def tgz(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
 
 
-@pytest.fixture()
-def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    Handler.requests = []
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+def crafted_tar(path: Path, *members: tarfile.TarInfo) -> Path:
+    with tarfile.open(path, "w") as tar:
+        for info in members:
+            tar.addfile(info, io.BytesIO(b"x" * info.size) if info.isfile() else None)
+    return path
 
 
-def test_download_and_resume(server, tmp_path):
-    digest = hashlib.sha256(PAYLOAD).hexdigest()
-    dest = tmp_path / "en-de.txt"
-    (tmp_path / "en-de.txt.part").write_bytes(PAYLOAD[:1000])  # an interrupted earlier transfer
-    download(f"{server}/muse/en-de.txt", dest, sha256=digest)
-    assert dest.read_bytes() == PAYLOAD and Handler.requests == ["bytes=1000-"]
-    download(f"{server}/muse/en-de.txt", dest, sha256=digest)  # cached: no new request
-    assert len(Handler.requests) == 1
+def member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "", size: int = 1) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.size = kind, link, size if kind == tarfile.REGTYPE else 0
+    return info
 
 
-def test_tampered_file_refused_and_removed(server, tmp_path):
-    with pytest.raises(DownloadError, match="checksum mismatch"):
-        download(f"{server}/muse/en-de.txt", tmp_path / "x.txt", sha256="0" * 64)
-    assert list(tmp_path.iterdir()) == []
+@pytest.mark.parametrize("members, refused, why", [
+    ([member("/tmp/evil")], "/tmp/evil", "has an absolute path"),
+    ([member("ok/../../evil")], "ok/../../evil", "has '..' in its path"),
+    ([member("link", tarfile.SYMTYPE, "/etc")], "link", "is a link to the absolute path '/etc'"),
+    ([member("d/link", tarfile.SYMTYPE, "../../out")], "d/link", "is a link to '../../out', outside"),
+    ([member("hard", tarfile.LNKTYPE, "../out")], "hard", "is a link to '../out', outside"),
+    ([member("hard", tarfile.LNKTYPE, "/etc/passwd")], "hard", "is a link to the absolute path"),
+    ([member("null", tarfile.CHRTYPE)], "null", "is a device file or FIFO"),
+    ([member("fifo", tarfile.FIFOTYPE)], "fifo", "is a device file or FIFO"),
+    ([member("up", tarfile.SYMTYPE, ".."), member("up/evil")], "up", "is a link to '..', outside"),
+    ([member("b", tarfile.SYMTYPE, "a/.."), member("a", tarfile.SYMTYPE, ".")], "b",
+     "is a link that resolves outside"),  # each link alone stays inside; chained, b leads out
+])
+def test_malicious_tar_members_are_refused(tmp_path, members, refused, why):
+    archive = crafted_tar(tmp_path / "evil.tar", *members)
+    with pytest.raises(DataError, match="member ") as caught:
+        unpack(archive)
+    message = str(caught.value)
+    assert f"member {refused!r} {why}" in message and "nothing unpacked" in message and "\n" not in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.tar"] and not (tmp_path.parent / "out").exists()
 
 
-def test_base_url_override_and_cli(server, tmp_path, capsys):
-    assert url_for("muse", "en-de") == "https://dl.fbaipublicfiles.com/arrival/dictionaries/en-de.txt"
-    [path] = get("muse", ["en-de"], tmp_path, base_url=f"{server}/muse")
-    assert path == tmp_path / "muse" / "en-de.txt" and path.read_bytes() == PAYLOAD
-    code = run(["--workdir", str(tmp_path / "w"), "data", "get", "muse", "en-de", "--base-url", f"{server}/muse"])
-    assert code == 0 and (tmp_path / "w" / "downloads" / "muse" / "en-de.txt").exists()
-    assert run(["data", "get", "muse", "--base-url", server]) == 1
-    assert "needs a name" in capsys.readouterr().err
-    with pytest.raises(DownloadError, match="HTTP 404"):
-        download(f"{server}/nothing.txt", tmp_path / "n.txt")
+def test_links_inside_the_archive_are_kept(tmp_path):
+    archive = crafted_tar(tmp_path / "good.tgz", member("d/", tarfile.DIRTYPE), member("d/f"),
+                          member("d/alias", tarfile.SYMTYPE, "f"), member("top", tarfile.SYMTYPE, "d"),
+                          member("top/g"), member("hard", tarfile.LNKTYPE, "d/f"))
+    tree = unpack(archive)
+    assert tree == tmp_path / "good" and (tree / "d" / "alias").read_bytes() == b"x" and (tree / "d" / "g").exists()
+    assert unpack(archive) == tree
+
+
+def crafted_zip(path: Path, name: str, data: bytes = b"x", mode: int = 0o100644) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        info = zipfile.ZipInfo(name)
+        info.external_attr = mode << 16
+        zf.writestr(info, data)
+    return path
+
+
+@pytest.mark.parametrize("name, data, mode, why", [
+    ("../evil", b"x", 0o100644, "has '..' in its path"),
+    ("/abs/evil", b"x", 0o100644, "has an absolute path"),
+    ("C:/evil", b"x", 0o100644, "has an absolute path"),
+    ("link", b"../../out", stat.S_IFLNK | 0o777, "is a link to '../../out', outside"),
+    ("dev", b"", stat.S_IFCHR | 0o644, "is a device file"),
+])
+def test_malicious_zip_members_are_refused(tmp_path, name, data, mode, why):
+    archive = crafted_zip(tmp_path / "evil.zip", name, data, mode)
+    with pytest.raises(DataError, match=f"member {name!r} {why}"):
+        unpack(archive)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.zip"]
+
+
+def test_damaged_archive_leaves_nothing(tmp_path):
+    archive = tmp_path / "cut.tgz"
+    archive.write_bytes(tgz({"a/b.txt": PAYLOAD})[:200])
+    with pytest.raises(DataError, match="cannot unpack"):
+        unpack(archive)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.tgz"]
