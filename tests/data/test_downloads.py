@@ -271,6 +271,16 @@ def test_archive_is_unpacked_and_a_new_download_replaces_the_old_tree(lab, tmp_p
     assert leftovers(tmp_path) == [] and not (tmp_path / "xnli" / "XNLI-1.0").exists()
 
 
+def test_a_folder_unpacked_by_hand_is_left_alone(tmp_path):
+    archive = tmp_path / "ud-treebanks-v2.12.tgz"
+    archive.write_bytes(tgz({"a.txt": b"a"}))
+    (tmp_path / "ud-treebanks-v2.12").mkdir()
+    (tmp_path / "ud-treebanks-v2.12" / "mine.txt").write_text("keep")
+    with pytest.raises(DataError, match="was not unpacked by mbertlab; move it away"):
+        unpack(archive)
+    assert [p.name for p in (tmp_path / "ud-treebanks-v2.12").iterdir()] == ["mine.txt"]
+
+
 def crafted_tar(path: Path, *members: tarfile.TarInfo) -> Path:
     with tarfile.open(path, "w") as tar:
         for info in members:

@@ -32,20 +32,36 @@ def unpacked_dir(archive: Path) -> Path | None:
     return None
 
 
-def unpack(archive: Path) -> Path:
-    """Unpack `archive` beside itself once; later calls return the directory that is already there."""
+def unpack(archive: Path, digest: str = "") -> Path:
+    """Unpack `archive` beside itself, once per archive `digest`: a tree from an earlier archive is replaced.
+
+    A hidden `.<name>.unpacked` file holds the digest of the archive the tree came from; a folder in the way
+    without one was not made here (unpacked by hand, say) and is left alone."""
     target = unpacked_dir(archive)
     if target is None:
         raise DataError(archive, None, f"not an archive (expected a name ending in {', '.join(SUFFIXES)})")
-    if target.is_dir():
-        return target
+    marker = target.with_name(f".{target.name}.unpacked")
+    if target.exists():
+        if not marker.is_file():
+            raise DataError(target, None, f"is in the way of unpacking {archive.name} and was not unpacked by "
+                                          "mbertlab; move it away (or fetch with --no-unpack)")
+        if marker.read_text(encoding="utf-8").strip() == digest:
+            return target
+        shutil.rmtree(target)
     for stale in target.parent.glob(f".{glob.escape(target.name)}.*.unpacking"):  # left by a killed run
         shutil.rmtree(stale, ignore_errors=True)
+    _unpack_into(archive, target, marker, digest)
+    return target
+
+
+def _unpack_into(archive: Path, target: Path, marker: Path, digest: str) -> None:
+    """Unpack into a hidden temporary sibling, then rename it to `target`; a failure leaves nothing behind."""
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".unpacking", dir=target.parent))
     try:
         root = os.path.realpath(tmp)
         (_unzip if archive.name.endswith(".zip") else _untar)(archive, root)
         _check_links(archive, root)
+        marker.write_text(digest, encoding="utf-8")  # before the rename: a tree in place always has its marker
         os.replace(tmp, target)
     except (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile) as err:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -53,7 +69,6 @@ def unpack(archive: Path) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return target
 
 
 def _refuse(archive: Path, member: str, why: str) -> None:

@@ -60,6 +60,11 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _record(dest: Path, digest: str) -> None:
+    """`<name>.sha256` in sha256sum's format: the mark of a complete download (and `sha256sum -c` reads it)."""
+    _write_atomic(_sidecar(dest, ".sha256"), f"{digest}  {dest.name}\n")
+
+
 def _recorded(dest: Path) -> str | None:
     try:
         return _sidecar(dest, ".sha256").read_text(encoding="utf-8").split()[0]
@@ -73,8 +78,11 @@ def cached(dest: Path, sha256: str | None = None) -> bool:
         return False
     if dest.is_dir():
         raise DownloadError(f"{dest}: a folder is where the download belongs; move it away")
-    expected = sha256 or _recorded(dest)
+    recorded = _recorded(dest)
+    expected = sha256 or recorded
     if expected is not None and sha256_of(dest) == expected:
+        if recorded != expected:  # verified against a given digest: record it for the archive's unpacked tree
+            _record(dest, expected)
         return True
     log.info("%s: the cached copy is not a complete download%s; removed", dest,
              f" with sha256 {expected}" if expected else "")
@@ -195,7 +203,7 @@ def _finish(url: str, part: Path, dest: Path, sha256: str | None) -> Path:
         raise DownloadError(f"{url}: checksum mismatch (expected sha256 {sha256}, got {actual}); download discarded")
     os.replace(part, dest)
     _sidecar(part, ".json").unlink(missing_ok=True)
-    _write_atomic(_sidecar(dest, ".sha256"), f"{actual}  {dest.name}\n")
+    _record(dest, actual)
     return dest
 
 
@@ -212,10 +220,8 @@ def get(kind: str, names: list[str], cache: Path, base_url: str | None = None, s
         item = remote(kind, name, base_url)
         dest = cache / kind / item.filename
         expected = sha256 or item.sha256
-        unpacked = unpacked_dir(dest)
         if not cached(dest, expected):
-            if unpacked is not None:  # unpacked from an archive that is no longer the one in the cache
-                shutil.rmtree(unpacked, ignore_errors=True)
             fetch(item.url, dest, expected)
-        paths.append(unpack(dest) if extract and unpacked is not None else dest)
+        unpacks = extract and unpacked_dir(dest) is not None
+        paths.append(unpack(dest, _recorded(dest) or "") if unpacks else dest)
     return paths
