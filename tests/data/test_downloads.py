@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import socket
 import stat
 import tarfile
 import threading
@@ -215,6 +216,17 @@ def test_base_url_is_validated_in_one_line(tmp_path, capsys):
         get("muse", ["en-de"], tmp_path, sha256="abc")
     with pytest.raises(DownloadError, match="expected letters, digits"):
         get("muse", ["../../etc/passwd"], tmp_path)
+
+
+def test_unreachable_server_is_one_line(tmp_path, capsys):
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = ["--workdir", str(tmp_path), "data", "get", "muse", "en-de", "--base-url", f"http://127.0.0.1:{port}"]
+    assert run(args) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: http://127.0.0.1:{port}/en-de.txt: [Errno 111] Connection refused"]
+    assert leftovers(tmp_path) == []
 
 
 def test_file_url_mirror(tmp_path):

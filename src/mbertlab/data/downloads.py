@@ -151,7 +151,8 @@ def _transfer(url: str, part: Path, timeout: float) -> bool:
     except (urllib.error.URLError, OSError, http.client.HTTPException) as err:
         got = part.stat().st_size if part.exists() else 0
         where = f" after {got:,} bytes (rerun to resume from {part.name})" if got else ""
-        raise DownloadError(f"{url}: {getattr(err, 'reason', None) or err!r}{where}") from None
+        reason = getattr(err, "reason", None) or err
+        raise DownloadError(f"{url}: {str(reason) or repr(reason)}{where}") from None
 
 
 def _receive(url: str, response, part: Path, partial: Partial | None) -> bool:
