@@ -11,7 +11,7 @@ console = Console(stderr=True)
 def progress(*extra_columns: TextColumn, counts: bool = True) -> Progress:
     """A progress display: description, bar, [n/N], %, elapsed, ETA, plus any extra text columns."""
     return Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),  # descriptions hold study names
         BarColumn(),
         *([MofNCompleteColumn()] if counts else []),
         TaskProgressColumn(),

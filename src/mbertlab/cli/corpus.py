@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from mbertlab.cli.common import state
+from mbertlab.cli.common import plain_console, state
 
 corpus_app = typer.Typer(help="Build corpora and apply controlled manipulations.", no_args_is_help=True)
 
@@ -83,7 +83,6 @@ def stats_cmd(
     """Sentences, whitespace tokens, characters, bytes, MB and WikiSize (log2 MB) per language and split."""
     import json
 
-    from rich.console import Console
     from rich.table import Table
 
     from mbertlab.corpus.stats import text_stats
@@ -100,4 +99,4 @@ def stats_cmd(
                     continue
                 table.add_row(path.name, lang, split, str(s["sentences"]), str(s["tokens"]), str(s["characters"]),
                               f"{s['mb']:.3f}", f"{s['wikisize']:.2f}")
-    Console().print(table)
+    plain_console().print(table)

@@ -1,4 +1,4 @@
-"""CLI: data check — read any supported file strictly and print its counts."""
+"""CLI: data check (read any supported file strictly and print its counts) and data get (downloads)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,12 +23,11 @@ def check(
     v1_to_v2: bool = typer.Option(False, "--v1-to-v2", help="CoNLL-U: map UD v1 labels (CONJ, dobj, ...) to v2."),
 ) -> None:
     """Read a file strictly; print sentences/examples, tokens and the label inventory, or the first error."""
-    from rich.console import Console
-
+    from mbertlab.cli.common import plain_console
     from mbertlab.formats.guess import summarize
 
     info = summarize(path, format, skip_invalid, v1_to_v2)
-    console = Console()
+    console = plain_console()
     if info["format"] == "conllu":
         counts = (f"{info['items']} sentences, {info['words']} syntactic words, {info['tokens']} surface tokens, "
                   f"{info['multiword']} multiword tokens, {info['empty']} empty nodes")
@@ -45,14 +44,20 @@ def get(
     ctx: typer.Context,
     kind: str = typer.Argument(..., help="ud, wikiann, xnli, muse or wikipedia."),
     names: List[str] = typer.Argument(
-        None, help="Items: a UD version (2.12), MUSE pairs (en-de), wiki languages (en)."),
+        None, help="Items: a UD release (2.12), MUSE pairs (en-de), wiki languages (en)."),
     cache: Optional[Path] = typer.Option(None, help="Cache directory (default <workdir>/downloads)."),
-    base_url: Optional[str] = typer.Option(None, help="Fetch from this base URL instead (a mirror)."),
-    sha256: Optional[str] = typer.Option(None, help="Expected SHA-256; a mismatching file is removed."),
+    base_url: Optional[str] = typer.Option(None, help="Fetch from this http://, https:// or file:// base URL "
+                                                      "instead (a mirror with the same layout)."),
+    sha256: Optional[str] = typer.Option(None, help="Expected SHA-256 of the one file (replaces the pinned one); "
+                                                    "a mismatching download is discarded."),
+    unpack: bool = typer.Option(True, help="Unpack archives (.tgz, .tar, .zip) into the cache, member by member "
+                                           "checked, and print the directory."),
 ) -> None:
-    """Download public data into the cache (resumable, checksum-verified)."""
+    """Download public data into the cache: resumable, complete only when every byte arrived, checksum-verified
+    where a digest is pinned or given; archives are unpacked safely."""
     from mbertlab.cli.common import state
     from mbertlab.data.downloads import get as fetch
 
-    for path in fetch(kind, list(names or []), cache or state(ctx).workdir / "downloads", base_url, sha256):
+    cache_dir = cache or state(ctx).workdir / "downloads"
+    for path in fetch(kind, list(names or []), cache_dir, base_url, sha256, extract=unpack):
         typer.echo(str(path))

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from mbertlab.cli.common import state
+from mbertlab.cli.common import plain_console, state
 
 
 def register(app: typer.Typer) -> None:
@@ -21,7 +21,6 @@ def generate(
     seed: int = typer.Option(0, help="Seed of the grammar, lexicons and samples."),
 ) -> None:
     """Generate languages with gold UPOS, trees, entities and lexicons; print the artifact and counts."""
-    from rich.console import Console
     from rich.table import Table
 
     from mbertlab.config import apply_overrides, load_config
@@ -41,6 +40,6 @@ def generate(
         for split in ("train", "dev", "test"):
             c = info[split]
             table.add_row(lang, split, str(c["sentences"]), str(c["tokens"]), str(c["types"]))
-    console = Console()
+    console = plain_console()
     console.print(table)
     console.print(str(artifact.path))

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
 from mbertlab import __version__
-from mbertlab.cli.common import CliState
+from mbertlab.cli.common import CliState, plain_console
 from mbertlab.errors import MbertlabError
 
 # One module per command group, each exposing `register(app)`.
@@ -23,7 +23,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
+err_console = plain_console(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -57,7 +57,8 @@ def run(argv: list[str] | None = None) -> int:
     except MbertlabError as err:
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/] {err}", markup=True, highlight=False, soft_wrap=True)
+        # the message quotes user values (labels, names, arguments): print it as text, never as markup
+        err_console.print(Text.assemble(("error:", "bold red"), " ", str(err)), highlight=False, soft_wrap=True)
         return 1
     except typer.Exit as err:
         return err.exit_code

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from mbertlab.cli.common import state
+from mbertlab.cli.common import plain_console, state
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +23,6 @@ def results(
     csv: Optional[str] = typer.Option(None, "--csv", help="Write CSV to this file ('-' for standard output)."),
 ) -> None:
     """One row per score: list them as a table, or export CSV."""
-    from rich.console import Console
     from rich.table import Table
 
     from mbertlab.errors import ConfigError
@@ -47,4 +46,4 @@ def results(
     for r in rows:
         table.add_row(r.study, r.task, r.mode, r.train_lang, r.test_lang, r.split, r.metric, f"{r.value:.4f}",
                       "" if r.seed is None else str(r.seed), r.model)
-    Console().print(table)
+    plain_console().print(table)

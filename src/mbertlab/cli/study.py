@@ -4,14 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from mbertlab.cli.common import state
+from mbertlab.cli.common import plain_console, state
 
 study_app = typer.Typer(help="Declarative studies: validate, run (resumable, locally or on SLURM), status, "
                         "report, compare.", no_args_is_help=True)
-console = Console()
+console = plain_console()
 
 SCALE_HELP = "Scale: test (seconds), lab (minutes on 2 CPU cores), paper (GPUs)."
 SET_HELP = "Override a spec key, e.g. --set seeds=[0] (repeatable)."
