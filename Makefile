@@ -18,4 +18,5 @@ demo: $(STAMP)
 	$(BIN)/mbertlab study run quick
 
 test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
-from mbertlab.pretrain.data import IGNORE, Batch, Masker
+from mbertlab.pretrain.data import IGNORE, Batch, Masker, MicroBatch
 from mbertlab.pretrain.distill import Distiller, logits_at, soft_label_loss, teacher_logits, topk_soft_label_loss
 from mbertlab.pretrain.distributed import World
 from mbertlab.pretrain.model import bf16_supported, new_model, pretraining_loss
@@ -68,7 +68,7 @@ def overhead(steps: int, chunk: int, warmup: int) -> float:
     distiller = Distiller(1.0, 0.0, World(), teachers={"x": teacher})
     steps_by_kind = {
         "hard": lambda m, x, y: pretraining_loss(m, Batch(x, "x"), y, int((y != IGNORE).sum()), len(x)),
-        "distill": lambda m, x, y: distiller.loss(m, Batch(x, "x"), x, y, None, 0),
+        "distill": lambda m, x, y: distiller.loss(m, MicroBatch(0, Batch(x, "x"), x, y)),
     }
     models = {k: new_model(shape, VOCAB).train() for k in steps_by_kind}
     opts = {k: torch.optim.AdamW(m.parameters(), lr=1e-4) for k, m in models.items()}
@@ -111,7 +111,8 @@ def trained_pair(root: Path, teacher_steps: int) -> tuple[Path, PretrainConfig]:
 
 
 def topk_errors(teacher_steps: int, ks: tuple[int, ...], n_batches: int = 8) -> None:
-    from mbertlab.pretrain.loop import TrainState, training_data
+    from mbertlab.pretrain.checkpoint import TrainState
+    from mbertlab.pretrain.data import training_data
     from mbertlab.pretrain.model import load_model
     from mbertlab.tokenizers.shards import ShardReader
 

@@ -145,7 +145,8 @@ def main() -> None:
                 times[name].append(seconds)
     rate = {name: len(train) / statistics.median(t) for name, t in times.items()}
     for name in times:
-        print(f"{name:>41}: {rate[name]:7.1f} sentences/s (epochs took {', '.join(f'{t:.1f}' for t in times[name])} s), "
+        took = ", ".join(f"{t:.1f}" for t in times[name])
+        print(f"{name:>41}: {rate[name]:7.1f} sentences/s (epochs took {took} s), "
               f"dev accuracy {100 * accuracy[name]:.1f}%")
     print(f"ratio_vs_hf_default={rate['ours'] / rate['HF Trainer, random batches (its default)']:.2f}")
     print(f"ratio={rate['ours'] / rate['HF Trainer']:.2f}")

@@ -91,6 +91,19 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
     return out
 
 
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` wins key by key, recursively; a mapping whose `kind` changes is replaced whole (switching
+    `data.kind` from generated to files must not keep the generator's keys)."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if isinstance(value, dict) and isinstance(old, dict) and value.get("kind", old.get("kind")) == old.get("kind"):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mbertlab.analysis.correlate import pearson, scatter_plot
+from mbertlab.analysis.correlate import pearson
 from mbertlab.errors import ConfigError
 
 
@@ -23,7 +23,9 @@ def test_too_few_points_raise():
 
 
 def test_scatter_writes_png(tmp_path):
-    out = scatter_plot({"pos": ([0.1, 0.5, 0.9], [0.2, 0.4, 0.8])}, "p_type", "acc", tmp_path / "s.png")
+    from mbertlab.report.plots import save_png, scatter_png
+
+    out = save_png(scatter_png({"pos": ([0.1, 0.5, 0.9], [0.2, 0.4, 0.8])}, "p_type", "acc"), tmp_path / "s.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

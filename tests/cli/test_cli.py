@@ -66,3 +66,15 @@ def test_usage_errors_are_reported_without_traceback():
     assert out.returncode == 2 and "No such command" in out.stderr and "Traceback" not in out.stderr
     out = subprocess.run([sys.executable, "-m", "mbertlab", "data", "check"], capture_output=True, text=True)
     assert out.returncode == 2 and "Missing argument" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_corpus_transform_dispatches_through_the_manipulation_registry(tmp_path, capsys):
+    from mbertlab.corpus.manipulations import MANIPULATIONS
+
+    assert MANIPULATIONS.names() == ["fake-script", "permute", "unigram", "window"]
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("a b c d e\n", encoding="utf-8")
+    assert run(["corpus", "transform", "window", str(src), str(dst), "--w", "2"]) == 0
+    assert dst.read_text(encoding="utf-8").splitlines() == ["a b", "c d", "e"]
+    assert run(["corpus", "transform", "wndow", str(src), str(dst)]) == 1
+    assert "did you mean 'window'" in capsys.readouterr().err

@@ -111,7 +111,7 @@ def test_corpus_build_counts_and_determinism(tmp_path, shared_data):
 
 def test_stats_and_overlap_commands(shared_data, capsys):
     from mbertlab.cli.main import run
-    from mbertlab.corpus.build import text_stats
+    from mbertlab.corpus.stats import text_stats
 
     path = shared_data / "raw_text" / "af.txt"
     raw = path.read_bytes()

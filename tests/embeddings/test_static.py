@@ -66,7 +66,8 @@ def test_word2vec_is_deterministic(corpus, tmp_path):
 
 def test_glove_loss_decreases_over_first_epochs(corpus):
     tok, text = corpus
-    _, losses = train_glove(StaticConfig(method="glove", dim=16, window=3, epochs=6), TokenisedCorpus(load_tokenizer(tok), [text]))
+    config = StaticConfig(method="glove", dim=16, window=3, epochs=6)
+    _, losses = train_glove(config, TokenisedCorpus(load_tokenizer(tok), [text]))
     assert all(b < a for a, b in pairwise(losses)), losses
 
 

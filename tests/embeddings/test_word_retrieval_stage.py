@@ -8,10 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.analysis.retrieve import WordRetrievalConfig, word_retrieval_into
+from mbertlab.store.artifacts import Artifact
 from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import RunContext
-from mbertlab.studies.static_stage import WordRetrievalConfig, word_retrieval_into
 from mbertlab.tokenizers.train import TokenizerConfig, load_tokenizer, train_tokenizer_into
 from mbertlab.transfer.static_features import write_static_dir
 
@@ -41,8 +40,7 @@ def world(tmp_path):
     art = tmp_path / "static" / "h"
     write_static_dir(load_tokenizer(tok), {k: np.array(v, dtype=np.float32) for k, v in VECTORS.items()},
                      art / "model", "word2vec_sg")
-    ctx = RunContext(ArtifactStore(tmp_path / "work"), ResultsDB(tmp_path / "results.db"), "t")
-    return data, Artifact("static", "h", art), ctx
+    return data, Artifact("static", "h", art), ResultsDB(tmp_path / "results.db")
 
 
 def _cos(u, v):
@@ -58,11 +56,11 @@ def hand_ranks(pairs: dict[str, str]) -> dict[str, int]:
 
 @pytest.mark.parametrize("identical", [True, False])
 def test_scores_equal_a_hand_computation(world, tmp_path, identical):
-    data, art, ctx = world
+    data, art, results = world
     out = tmp_path / f"out-{identical}"
     out.mkdir()
     config = WordRetrievalConfig(source="src", target="tgt", lexicon="lexicon/src-tgt.txt", identical=identical)
-    summary = word_retrieval_into(config, art, data, out, ctx)
+    summary = word_retrieval_into(config, art, data, out, results, "t")
     pairs = {"a": "x", "b": "y", "c": "z", "d": "w"} | ({"s": "s"} if identical else {})
     ranks = hand_ranks(pairs)
     assert summary["ranks"] == ranks and summary["pairs"] == len(pairs)  # q (never in the text) is not scored
@@ -75,17 +73,17 @@ def test_scores_equal_a_hand_computation(world, tmp_path, identical):
     assert summary["mrr_closed"] == pytest.approx(1 / ranks["d"])  # ADP is a closed class
     open_words = [w for w in ranks if TAGS[w] != "ADP"]
     assert summary["mrr_open"] == pytest.approx(np.mean([1 / ranks[w] for w in open_words]))
-    rows = {r.metric: r.value for r in ctx.results.query(study="t") if r.artifact.endswith(out.name)}
+    rows = {r.metric: r.value for r in results.query(study="t") if r.artifact.endswith(out.name)}
     assert rows["mrr"] == pytest.approx(mrr) and rows["mrr_VERB"] == pytest.approx(1 / ranks["b"])
     assert json.loads((out / "scores.json").read_text())["pairs_by_upos"]["NOUN"] == len(nouns)
 
 
 def test_words_with_unknown_pieces_are_not_scored(world, tmp_path):
-    data, art, ctx = world
+    data, art, results = world
     (data / "lexicon" / "src-tgt.txt").write_text(LEXICON + "a unseenword\n")
     (data / "tgt" / "text" / "dev.txt").write_text("x y z w s unseenword\n")  # seen, but [UNK] for the tokenizer
     out = tmp_path / "out"
     out.mkdir()
     config = WordRetrievalConfig(source="src", target="tgt", lexicon="lexicon/src-tgt.txt", identical=False)
-    summary = word_retrieval_into(config, art, data, out, ctx)
+    summary = word_retrieval_into(config, art, data, out, results)
     assert summary["ranks"] == hand_ranks({"a": "x", "b": "y", "c": "z", "d": "w"})

@@ -1,21 +1,29 @@
-"""Every shared data file reads without error, and its counts equal an independent count."""
+"""Every shared data file reads without error, its counts equal an independent count, and every treebank
+is written back byte for byte."""
 from __future__ import annotations
 
+import io
+import unicodedata
 from pathlib import Path
 
 import pytest
 
-from mbertlab.formats.conllu import read_conllu
+from mbertlab.formats.conllu import V1_DEPRELS, V1_UPOS, read_conllu, write_conllu
+from mbertlab.formats.guess import summarize
 from mbertlab.formats.muse import read_dictionary
 from mbertlab.formats.ner_columns import read_ner
 from mbertlab.formats.udpos import read_udpos_tsv
 from mbertlab.formats.xnli import read_xnli
+from tests.conftest import SHARED_DATA as SHARED
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+V1_TREEBANKS = ("ar-ud-dev.conllu",)  # UD v1.2: read only with the v1-to-v2 mapping (see the data README)
 
 
 def files(sub: str) -> list[Path]:
-    return sorted(p for p in (SHARED / sub).rglob("*") if p.is_file()) if (SHARED / sub).is_dir() else []
+    """The files of a shared folder; where it is missing or empty, the folder itself, so that the test
+    fails through the `shared_data` fixture instead of being skipped for an empty parameter list."""
+    found = sorted(p for p in (SHARED / sub).rglob("*") if p.is_file()) if (SHARED / sub).is_dir() else []
+    return found or [SHARED / sub]
 
 
 def blank_separated_blocks(path: Path, skip_prefixes: tuple[str, ...] = ()) -> int:
@@ -79,3 +87,37 @@ def test_muse_files(shared_data, path):
     pairs = {tuple(l.split()) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()}
     dictionary = read_dictionary(path)
     assert {(s, t) for s, ts in dictionary.items() for t in ts} == pairs
+
+
+@pytest.mark.parametrize("path", files("ud"), ids=lambda p: p.name)
+def test_conllu_round_trip(shared_data, path):
+    """Read then write gives the file back byte for byte: comments, ranges, empty nodes, enhanced DEPS."""
+    original = path.read_text(encoding="utf-8")
+    out = io.StringIO()
+    write_conllu(read_conllu(path, v1_to_v2=path.name in V1_TREEBANKS), out)
+    if path.name in V1_TREEBANKS:  # the mapping changes what it is asked to, and only that
+        original = "".join(_v1_mapped(line) for line in original.splitlines(keepends=True))
+    assert out.getvalue() == original
+
+
+def _v1_mapped(line: str) -> str:
+    """A word line as the v1-to-v2 reading gives it back: NFC FORM, v2 UPOS and DEPREL."""
+    cols = line.split("\t")
+    if len(cols) != 10 or not cols[0].isdigit():
+        return line
+    base, _, sub = cols[7].partition(":")
+    cols[1] = unicodedata.normalize("NFC", cols[1])
+    cols[3] = V1_UPOS.get(cols[3], cols[3])
+    cols[7] = V1_DEPRELS.get(base, base) + (f":{sub}" if sub else "")
+    return "\t".join(cols)
+
+
+def test_data_check_counts_words_ranges_and_empty_nodes_apart(shared_data):
+    path = shared_data / "ud" / "en_ewt-ud-test.conllu"
+    ids = [line.split("\t", 1)[0] for line in path.read_text(encoding="utf-8").splitlines()
+           if line and not line.startswith("#")]
+    ranges = [tuple(map(int, i.split("-"))) for i in ids if "-" in i]
+    info = summarize(path)
+    assert (info["items"], info["words"]) == (2077, 25094)  # as the data README counts them
+    assert info["multiword"] == len(ranges) > 0 and info["empty"] == sum("." in i for i in ids) == 2
+    assert info["tokens"] == 25094 - sum(last - first for first, last in ranges)

@@ -20,7 +20,8 @@ Cats were [[domestication|domesticated]] long ago.&lt;ref&gt;A book&lt;/ref&gt;
 </mediawiki>
 """
 
-EXPECTED = ["The cat is a small mammal.", "It likes fish!", "Does it sleep?", "Yes.", "Cats were domesticated long ago."]
+EXPECTED = ["The cat is a small mammal.", "It likes fish!", "Does it sleep?", "Yes.",
+            "Cats were domesticated long ago."]
 
 
 @pytest.mark.parametrize("compressed", [False, True])

@@ -15,7 +15,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from mbertlab.embeddings.evaluate import RetrievalInputs, retrieve
+from mbertlab.analysis.retrieve import RetrievalInputs, retrieve
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
 from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.pretrain.model import new_model

@@ -2,12 +2,14 @@
 exact resume, and a distilled student beating hard labels on a small corpus."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,20 +20,19 @@ from transformers import AutoModelForMaskedLM
 
 from mbertlab.data.generate import generate_into, preset_config
 from mbertlab.errors import ConfigError, DataError
+from mbertlab.pretrain.balance import balance_score, final_mrr, teacher_dev_mrr
+from mbertlab.pretrain.checkpoint import TrainState, list_checkpoints
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
-from mbertlab.pretrain.data import IGNORE
+from mbertlab.pretrain.data import IGNORE, MicroBatch, training_data
 from mbertlab.pretrain.distill import (
     Distiller,
     TopkCache,
-    balance_score,
     cache_teacher_topk_into,
-    final_mrr,
     soft_label_loss,
-    teacher_dev_mrr,
     topk_soft_label_loss,
 )
 from mbertlab.pretrain.distributed import World
-from mbertlab.pretrain.loop import TrainState, list_checkpoints, pretrain_into, training_data
+from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.pretrain.model import new_model, pretraining_loss
 from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, write_shards_into
 from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
@@ -111,15 +112,12 @@ def teachers(tmp_path_factory, pair_shards) -> dict[str, str]:
     return {"src": str(train(pair_shards, root / "a", seed=3)), "fake": str(train(pair_shards, root / "b", seed=4))}
 
 
-def replay(config: PretrainConfig, shards: Path, distiller: Distiller | None = None):
-    """The loop's micro-batches of `config`: (index, batch, inputs, labels, row languages)."""
+def replay(config: PretrainConfig, shards: Path) -> Iterator[MicroBatch]:
+    """The loop's micro-batches of `config`."""
     sampler, masker = training_data(config, ShardReader(shards))
-    state, micro = TrainState(config), config.batch_size // config.accumulation
+    state, rows = TrainState(config), config.batch_size // config.accumulation
     for index in range(config.steps * config.accumulation):
-        langs = distiller.row_languages(sampler, state.data_rng, micro) if distiller else None
-        batch = sampler.draw(state.data_rng, micro)
-        inputs, labels = masker(batch.input_ids, state.mask_gen)
-        yield index, batch, inputs, labels, langs
+        yield state.draw(sampler, masker, rows, index)
 
 
 def hf_logits(path: str, inputs: torch.Tensor) -> torch.Tensor:
@@ -135,12 +133,13 @@ def test_rows_are_distilled_from_their_own_languages_teacher(pair_shards, teache
     distiller = Distiller.from_config(config, shards, World())
     student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["src"]) / "model")).eval()
     vocab = {l: set(shards.tokens(l).tolist()) for l in shards.languages}
-    for index, batch, inputs, labels, langs in replay(config, pair_shards, distiller):
+    for micro in replay(config, pair_shards):
+        batch, inputs, labels, langs = micro.batch, micro.inputs, micro.labels, micro.batch.langs
         assert set(langs) == {"src", "fake"} and batch.lang == "mixed"
         assert all(set(batch.input_ids[r].tolist()) <= vocab[l] for r, l in enumerate(langs))
         chosen = labels != IGNORE
         with torch.no_grad():
-            got = distiller.loss(student, batch, inputs, labels, langs, index)
+            got = distiller.loss(student, micro)
             s = student(input_ids=inputs).logits
         by_lang = {l: hf_logits(p, inputs) for l, p in teachers.items()}
         t = torch.stack([by_lang[langs[r]][r] for r in range(len(langs))])  # [B, S, V], each row its teacher
@@ -154,11 +153,11 @@ def test_hard_weight_one_is_the_mlm_loss(pair_shards, teachers):
                                             "hard_weight": 1.0})
     distiller = Distiller.from_config(config, ShardReader(pair_shards), World())
     student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["fake"]) / "model"))
-    for index, batch, inputs, labels, langs in replay(config, pair_shards, distiller):
-        batch.input_ids = inputs
-        want = pretraining_loss(student, batch, labels, int((labels != IGNORE).sum()), len(inputs))
-        assert distiller.loss(student, batch, inputs, labels, langs, index).item() == pytest.approx(want.item(),
-                                                                                                    rel=1e-6)
+    for micro in replay(config, pair_shards):
+        inputs, labels = micro.inputs, micro.labels
+        masked = dataclasses.replace(micro.batch, input_ids=inputs)
+        want = pretraining_loss(student, masked, labels, int((labels != IGNORE).sum()), len(inputs))
+        assert distiller.loss(student, micro).item() == pytest.approx(want.item(), rel=1e-6)
 
 
 def test_cache_with_k_equal_to_the_vocabulary_gives_the_live_loss(tmp_path, pair_shards, teachers):
@@ -173,11 +172,11 @@ def test_cache_with_k_equal_to_the_vocabulary_gives_the_live_loss(tmp_path, pair
     assert cached.teachers is None  # no teacher runs
     student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["src"]) / "model")).eval()
     seen = 0
-    for index, batch, inputs, labels, langs in replay(config, pair_shards, live):
+    for micro in replay(config, pair_shards):
         with torch.no_grad():
-            a = live.loss(student, batch, inputs, labels, langs, index)
-            b = cached.loss(student, batch, inputs, labels, None, index)
-        assert b.item() == pytest.approx(a.item(), rel=1e-3), index  # probabilities are stored in float16
+            a = live.loss(student, micro)
+            b = cached.loss(student, micro)
+        assert b.item() == pytest.approx(a.item(), rel=1e-3), micro.index  # probabilities are stored in float16
         seen += 1
     assert seen == 6
     with pytest.raises(ConfigError, match="other data"):
@@ -185,7 +184,7 @@ def test_cache_with_k_equal_to_the_vocabulary_gives_the_live_loss(tmp_path, pair
     with pytest.raises(ConfigError, match="micro-batches"):
         TopkCache(tmp_path, PretrainConfig.model_validate({**keys, "steps": 4}), shards)
     with pytest.raises(DataError, match="micro-batch 1"):  # the wrong entry for this batch
-        cached.loss(student, batch, inputs, labels, None, 1)
+        cached.loss(student, dataclasses.replace(micro, index=1))
     runs = {name: train(pair_shards, tmp_path / name, **{**keys, **extra})  # the loop reads the right entries
             for name, extra in (("live", {}), ("cached", {"teacher_cache": str(tmp_path)}))}
     a, b = (load_file(str(out / "model" / "model.safetensors")) for out in runs.values())

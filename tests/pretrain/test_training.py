@@ -15,7 +15,8 @@ from safetensors.torch import load_file
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.loop import list_checkpoints, pretrain_into
+from mbertlab.pretrain.checkpoint import list_checkpoints
+from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.tokenizers.shards import ShardReader
 
 TINY = {"model": {"layers": 2, "hidden": 32, "heads": 2}, "batch_size": 8, "seq_len": 16, "precision": "fp32",

@@ -61,7 +61,8 @@ def test_every_factor_reaches_the_stage_configs():
     mixed = [j for j in _jobs(spec, "transfer", "Fake-English")
              if j.config.task == "xnli" and j.config.mode == "finetune"][0].config.evaluate
     assert [(f.lang, f.path, f.hypothesis_path) for f in mixed][2:] == [
-        ("src-fake", "xnli/src.test.tsv", "xnli/fake.test.tsv"), ("fake-src", "xnli/fake.test.tsv", "xnli/src.test.tsv")]
+        ("src-fake", "xnli/src.test.tsv", "xnli/fake.test.tsv"),
+        ("fake-src", "xnli/fake.test.tsv", "xnli/src.test.tsv")]
 
 
 def test_conditions_without_overrides_plan_the_spec_settings():

@@ -11,7 +11,7 @@ import pytest
 
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.distill import final_mrr, teacher_dev_mrr
+from mbertlab.pretrain.balance import final_mrr, teacher_dev_mrr
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.studies.jobs import topological
 from mbertlab.studies.kinds import job_hash
@@ -56,7 +56,7 @@ def test_student_reads_its_teachers_from_inputs_and_its_hash_ignores_the_workdir
 
 
 def test_resolved_teachers_and_bad_references(tmp_path):
-    from mbertlab.studies.distill_stage import resolved_teachers
+    from mbertlab.studies.builders import resolved_teachers
 
     inputs = [Artifact("shards", "s", tmp_path / "s"), Artifact("pretrain", "t1", tmp_path / "t1"),
               Artifact("pretrain", "t2", tmp_path / "t2")]
@@ -68,7 +68,7 @@ def test_resolved_teachers_and_bad_references(tmp_path):
 
 
 def test_budget_refuses_more_sentences_than_the_data_has(tmp_path):
-    from mbertlab.studies.distill_stage import BudgetConfig, budget_into
+    from mbertlab.corpus.budget import BudgetConfig, budget_into
 
     data = tmp_path / "data"
     (data / "a" / "text").mkdir(parents=True)

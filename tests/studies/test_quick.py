@@ -47,7 +47,8 @@ def test_quick_test_scale_end_to_end(tmp_path):
     assert len([r for r in rows if r.task == "retrieval" and r.metric == "mrr"]) == 4
     md, html = write_report(spec, ctx)
     text = md.read_text()
-    assert "| condition | target | source (src) | zero-shot target | Δ | random init: target | majority: target |" in text
+    header = "| condition | target | source (src) | zero-shot target | Δ | random init: target | majority: target |"
+    assert header in text
     assert "| fake script | fake |" in text and "—" not in text.split("## Versions")[0]
     page = html.read_text()
     assert page.count("<table>") == 3 and page.count("data:image/png;base64,") == 2

@@ -151,7 +151,7 @@ def test_include_and_scales(tmp_path):
 
 
 def test_deep_merge_replaces_a_mapping_whose_kind_changes():
-    from mbertlab.studies.spec import deep_merge
+    from mbertlab.config import deep_merge
 
     base = {"data": {"kind": "generated", "seed": 1, "set": {"x": 1}}, "seeds": [0]}
     assert deep_merge(base, {"data": {"kind": "files", "root": "."}}) == {

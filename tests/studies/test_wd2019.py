@@ -192,7 +192,7 @@ def test_spec_errors_name_the_key():
 
 
 def test_permutation_null_separates_a_real_correlation():
-    from mbertlab.studies.overlap_stage import CorrelateConfig, correlations
+    from mbertlab.analysis.correlate import CorrelateConfig, correlations
 
     xs = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
     points = {("upos", "p_type"): (xs, [0.1, 0.3, 0.35, 0.6, 0.7, 0.9]),
@@ -258,7 +258,8 @@ def test_real_task_files_with_an_existing_encoder(run, tmp_path, shared_data):
 
 def test_overlap_and_correlate_name_missing_inputs(run, tmp_path):
     from mbertlab.errors import DataError
-    from mbertlab.studies.overlap_stage import CorrelateConfig, language_pieces, task_points
+    from mbertlab.analysis.correlate import CorrelateConfig, task_points
+    from mbertlab.analysis.overlap import language_pieces
     from mbertlab.transfer.config import MAIN_METRIC
 
     _, ctx = run

@@ -11,6 +11,7 @@ import pytest
 
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.store.artifacts import Artifact
+from mbertlab.store.layout import text_file
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec
@@ -49,8 +50,8 @@ def test_unknown_related_language_and_missing_budget_are_config_errors(tmp_path)
 
 
 def test_coverage_curve_and_sentence_count_by_hand(tmp_path):
-    from mbertlab.studies.vocab_stage import coverage_curve, log_ranks
-    from mbertlab.studies.wd2020_data_stage import count_sentences
+    from mbertlab.analysis.vocab import coverage_curve, log_ranks
+    from mbertlab.corpus.stats import count_sentences
 
     curve = coverage_curve(np.array([3, 3, 3, 1, 1, 2], dtype=np.uint16), 5)
     assert curve.tolist() == pytest.approx([3 / 6, 5 / 6, 1.0, 1.0, 1.0])
@@ -89,11 +90,11 @@ def test_test_scale_runs_every_stage(ran):
 
 def test_wikisize_rows_are_log2_mb_of_the_budgeted_text(ran):
     spec, ctx = ran
-    corpus = _only(ctx.store.workdir / "corpus")
+    budget = _only(ctx.store.workdir / "budget")
     budgets = {l.name: l.sentences for l in spec.settings.languages}
     wikisize = {r.test_lang: r.value for r in ctx.results.query(metric="wikisize")}
     for lang, n in budgets.items():
-        train = corpus / lang / "train.txt"
+        train = budget / text_file("budget", lang, "train")
         assert len(train.read_text(encoding="utf-8").splitlines()) == n
         assert wikisize[lang] == pytest.approx(math.log2(train.stat().st_size / 2**20))
     caps = {l.name: l.task_sentences for l in spec.settings.languages}
@@ -109,7 +110,7 @@ def test_vocab_coverage_rows_match_the_tokenizer_on_the_text(ran):
     from tokenizers import Tokenizer
 
     _, ctx = ran
-    corpus = _only(ctx.store.workdir / "corpus")
+    budget = _only(ctx.store.workdir / "budget")
     checked = 0
     for shards in (ctx.store.workdir / "shards").iterdir():
         if shards.name.startswith("."):
@@ -117,7 +118,7 @@ def test_vocab_coverage_rows_match_the_tokenizer_on_the_text(ran):
         tok = Tokenizer.from_file(str(shards / "tokenizer" / "tokenizer.json"))
         rows = ctx.results.query(task="vocab", model=f"shards/{shards.name}")
         for lang in {r.test_lang for r in rows}:
-            lines = (corpus / lang / "train.txt").read_text(encoding="utf-8").splitlines()
+            lines = (budget / text_file("budget", lang, "train")).read_text(encoding="utf-8").splitlines()
             counts = Counter(i for enc in tok.encode_batch(lines, add_special_tokens=False) for i in enc.ids)
             ranked = sorted(counts.values(), reverse=True)
             total = sum(ranked)

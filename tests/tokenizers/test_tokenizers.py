@@ -26,7 +26,8 @@ def corpus(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.mark.parametrize("kind", ["word", "wordpiece", "char"])
 def test_autotokenizer_loads_with_fixed_specials(tmp_path, corpus, kind):
-    train_tokenizer_into(TokenizerConfig(kind=kind, vocab_size=200, languages=["a", "b"], markers=True), corpus, tmp_path)
+    config = TokenizerConfig(kind=kind, vocab_size=200, languages=["a", "b"], markers=True)
+    train_tokenizer_into(config, corpus, tmp_path)
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
     assert tok.convert_ids_to_tokens(list(range(7))) == SPECIALS + ["[SEP-a]", "[SEP-b]"]
     enc = tok("the cat sat", "der hund")
@@ -84,7 +85,8 @@ def test_sentencepiece_matches_the_reference_library(tmp_path, shared_data):
     import sentencepiece as spm
 
     files = {l: shared_data / "raw_text" / f"{l}.txt" for l in ("en", "es")}
-    train_tokenizer_into(TokenizerConfig(kind="sentencepiece", vocab_size=1500, languages=["en", "es"]), files, tmp_path)
+    config = TokenizerConfig(kind="sentencepiece", vocab_size=1500, languages=["en", "es"])
+    train_tokenizer_into(config, files, tmp_path)
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
     assert tok.convert_ids_to_tokens(list(range(5))) == SPECIALS
     reference = spm.SentencePieceProcessor(model_file=str(tmp_path / "sentencepiece.model"))

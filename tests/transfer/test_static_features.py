@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from mbertlab.embeddings.static import StaticConfig, load_word2vec_text
+from mbertlab.embeddings.static import StaticConfig, StaticStageConfig, load_word2vec_text, static_into
 from mbertlab.errors import ConfigError
 from mbertlab.store.results import ResultsDB
-from mbertlab.studies.static_stage import StaticStageConfig, static_into
 from mbertlab.transfer.config import TransferConfig
 from mbertlab.transfer.encoder import Features, load_encoder
 from mbertlab.transfer.run import run_transfer_into

@@ -1,12 +1,17 @@
-"""Contextual word vectors: a word's vector is the mean over its occurrences of the mean of its
-subwords' hidden states at a layer. Running sums per word type keep memory bounded by the vocabulary."""
+"""Word vectors of an encoder. Contextual: a word's vector is the mean over its occurrences of the mean
+of its subwords' hidden states at a layer; running sums per word type keep memory bounded by the
+vocabulary. Static (a word2vec/GloVe table): the mean of its pieces' vectors, as contextual vectors
+average a word's subwords, so static and contextual retrieval score the same words."""
 from __future__ import annotations
 
+from itertools import chain, islice
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 import torch
+
+from mbertlab.errors import DataError
 
 
 @torch.inference_mode()
@@ -64,3 +69,36 @@ def read_sentences(path: Path, limit: int | None = None) -> Iterable[list[str]]:
                 return
             if line.strip():
                 yield line.split()
+
+
+def text_sentences(files: list[Path], limit: int | None = None) -> Iterator[list[str]]:
+    """The first `limit` sentences of the files read in turn; a missing file is skipped, all missing is an error."""
+    present = [f for f in files if f.is_file()]
+    if not present:
+        raise DataError(files[0], None, "no such text file (the sentences word vectors are averaged over)")
+    return islice(chain(*(read_sentences(f) for f in present)), limit)
+
+
+def encoder_word_vectors(encoder_dir: Path, sentences: tuple[Iterable[list[str]], Iterable[list[str]]],
+                         words: tuple[set[str], set[str]], layer: int | None = None, all_layers: bool = False,
+                         random_init: bool = False, seed: int = 0) -> dict[int | None, tuple[dict, dict]]:
+    """{layer: (source vectors, target vectors)} of the two sides' `words`.
+
+    A static-vector directory gives each word the mean of its pieces (one entry, layer None; `sentences`
+    unused). A transformer gives contextual vectors over each side's `sentences` at `layer` (default the
+    last), or at every hidden-state index in one pass with `all_layers`.
+    """
+    from mbertlab.transfer.encoder import load_encoder
+
+    tokenizer, model = load_encoder(encoder_dir, random_init, seed)
+    if getattr(model, "is_static", False):
+        from mbertlab.embeddings.words import word_vectors
+
+        table = model.embeddings.weight.numpy()
+        pieces = {p: np.asarray(table[i]) for p, i in tokenizer.get_vocab().items()}
+        src, tgt = (word_vectors(tokenizer, pieces, side) for side in words)
+        return {None: (src, tgt)}
+    last = model.config.num_hidden_layers
+    layers = list(range(last + 1)) if all_layers else [layer if layer is not None else last]
+    src, tgt = (contextual_vectors(model, tokenizer, text, side, layers) for text, side in zip(sentences, words))
+    return {l: (src[l], tgt[l]) for l in layers}

@@ -1,12 +1,35 @@
-"""Pearson correlation between zero-shot scores and subword overlap per task (Wu & Dredze 2019 Fig. 3),
-with the scatter plot."""
+"""Pearson correlation between zero-shot scores and subword overlap (Wu & Dredze 2019 §5.4, Fig. 3).
+
+Two doors share one Pearson r (`pearson_r`) and one p-value (scipy's): `mbertlab analyze correlate` over
+results.db rows (`points_from_results`, `pearson`), and the `correlate` stage over an overlap artifact and
+transfer artifacts (`correlate_into`), which computes r per task and pooled over tasks (scores z-scored
+within each task). Beside each r the stage writes the 95th percentile of r under random re-pairings of
+the same points (a one-sided permutation test at 5%), so "r is positive beyond chance" is a comparison of
+two rows the scorecard can make.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
-from mbertlab.errors import ConfigError
+import numpy as np
+from pydantic import Field
+
+from mbertlab.analysis.overlap import OVERLAPS
+from mbertlab.config import Config
+from mbertlab.errors import ConfigError, DataError
+from mbertlab.store.artifacts import final_path
+from mbertlab.store.results import ResultRow, ResultsDB
+
+POOLED = "pooled"
+
+
+class CorrelateConfig(Config):
+    metrics: dict[str, str] = Field(description="task -> the score metric correlated (e.g. upos: accuracy).")
+    permutations: int = Field(2000, ge=100, description="Random re-pairings for the null distribution of r.")
+    seed: int = 0
 
 
 @dataclass
@@ -18,33 +41,107 @@ class Correlation:
     n: int
 
 
+def pearson_r(xs: np.ndarray, ys: np.ndarray) -> float:
+    """Pearson's r; NaN when a side is constant (e.g. every target at chance), where r is undefined."""
+    if np.ptp(xs) < 1e-12 or np.ptp(ys) < 1e-12:
+        return float("nan")
+    return float(np.corrcoef(xs, ys)[0, 1])
+
+
 def pearson(task: str, overlap: str, xs: Sequence[float], ys: Sequence[float]) -> Correlation:
+    """r with scipy's two-sided p-value (NaN with r); fewer than 3 points is an error."""
     from scipy import stats
 
     if len(xs) != len(ys) or len(xs) < 3:
         raise ConfigError(f"{task}: need at least 3 paired (overlap, score) points, got {len(xs)}/{len(ys)}")
-    res = stats.pearsonr(xs, ys)
-    return Correlation(task, overlap, float(res.statistic), float(res.pvalue), len(xs))
+    r = pearson_r(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
+    p = float("nan") if np.isnan(r) else float(stats.pearsonr(xs, ys).pvalue)
+    return Correlation(task, overlap, r, p, len(xs))
 
 
-def scatter_plot(points: dict[str, tuple[list[float], list[float]]], overlap: str, score: str, out: Path) -> Path:
-    """One series per task: overlap on x, zero-shot score on y."""
-    import matplotlib
+def null_quantile(groups: list[tuple[np.ndarray, np.ndarray]], permutations: int, seed: int) -> float:
+    """95th percentile of pooled r when x is shuffled within each group (the pairing is all that changes)."""
+    rng = np.random.default_rng(seed)
+    ys = np.concatenate([y for _, y in groups])
+    rs = []
+    for _ in range(permutations):
+        xs = np.concatenate([rng.permutation(x) for x, _ in groups])
+        rs.append(pearson_r(xs, ys))
+    rs = np.asarray(rs)
+    rs = rs[~np.isnan(rs)]
+    return float(np.quantile(rs, 0.95)) if len(rs) else float("nan")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for task, (xs, ys) in sorted(points.items()):
-        ax.scatter(xs, ys, label=task, s=18)
-    ax.set_xlabel(overlap)
-    ax.set_ylabel(score)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+def zscore(values: list[float]) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    return (arr - arr.mean()) / arr.std() if arr.std() > 0 else arr - arr.mean()
+
+
+def correlations(config: CorrelateConfig, points: dict) -> list[dict]:
+    """One record per (task or pooled, overlap kind): r, its p-value, n and the permutation null's 95th pct."""
+    out = []
+    tasks = sorted({task for task, _ in points})
+    for kind in OVERLAPS:
+        groups = {task: (np.asarray(points[(task, kind)][0], float), np.asarray(points[(task, kind)][1], float))
+                  for task in tasks}
+        pooled = [(x, zscore(list(y))) for x, y in groups.values()]
+        for name, members in [(t, [groups[t]]) for t in tasks] + [(POOLED, pooled)]:
+            xs = np.concatenate([x for x, _ in members])
+            ys = np.concatenate([y for _, y in members])
+            found = pearson(name, kind, xs, ys) if len(xs) >= 3 else None
+            if found is None or np.isnan(found.r):
+                continue  # no row: a finding on it reads "not run" rather than a made-up value
+            out.append({**asdict(found), "null95": null_quantile(members, config.permutations, config.seed)})
     return out
+
+
+def selected_scores(transfer: Path) -> tuple[dict, dict[str, dict[str, float]]]:
+    """A transfer artifact's config and its selected point's scores by 'lang.split'."""
+    config = json.loads((transfer / "config.json").read_text(encoding="utf-8"))
+    scores = json.loads((transfer / "scores.json").read_text(encoding="utf-8"))
+    return config, scores["selected"]["scores"]
+
+
+def task_points(config: CorrelateConfig, overlap: dict, transfers: list[Path]) -> dict[str, tuple[list, list]]:
+    """Per task and overlap kind: [(overlap, score)] over the targets the task was tested on, as
+    {(task, kind): (xs, ys)}."""
+    points = {}
+    for path in transfers:
+        tconfig, scores = selected_scores(path)
+        task = tconfig["task"]
+        metric = config.metrics[task]
+        tested = {f["lang"] for f in tconfig["evaluate"] if f["split"] == "test"}
+        for kind in OVERLAPS:
+            xs, ys = [], []
+            for target, values in overlap.items():
+                key = f"{target}.test"
+                if target not in tested:
+                    continue  # real data: a target without this task's test set is not a point of its task
+                if key not in scores:
+                    raise DataError(path, None, f"no test score for target {target!r} (needed for the correlation)")
+                xs.append(values[kind])
+                ys.append(scores[key][metric])
+            points[(task, kind)] = (xs, ys)
+    return points
+
+
+def correlate_into(config: CorrelateConfig, overlap_dir: Path, transfer_dirs: list[Path], out: Path,
+                   results: ResultsDB, study: str = "") -> list[dict]:
+    """correlations.json and two rows per record (pearson_r, pearson_r_null95) from an overlap artifact's
+    overlap.json and the transfer artifacts fine-tuned on its source."""
+    overlap = json.loads((overlap_dir / "overlap.json").read_text(encoding="utf-8"))
+    records = correlations(config, task_points(config, overlap, transfer_dirs))
+    (out / "correlations.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+    artifact = str(final_path(out))
+    rows = []
+    for rec in records:
+        extra = {"overlap": rec["overlap"], "p_value": rec["p_value"], "n": rec["n"],
+                 "score": config.metrics.get(rec["task"], "z-scored main metric")}
+        for metric, value in (("pearson_r", rec["r"]), ("pearson_r_null95", rec["null95"])):
+            rows.append(ResultRow(metric=metric, value=value, study=study, task=rec["task"], mode="correlate",
+                                  seed=config.seed, config_hash=final_path(out).name, artifact=artifact, extra=extra))
+    results.add(rows, replace_artifact=artifact)
+    return records
 
 
 def points_from_results(score_rows: list, overlap_rows: list) -> dict[str, tuple[list[float], list[float]]]:
@@ -64,12 +161,10 @@ def points_from_results(score_rows: list, overlap_rows: list) -> dict[str, tuple
     return points
 
 
-def correlation_rows(correlations: list[Correlation], score: str, study: str = "") -> list:
-    from mbertlab.store.results import ResultRow
-
+def correlation_rows(found: list[Correlation], score: str, study: str = "") -> list:
     return [ResultRow(metric="pearson_r", value=c.r, study=study, task=c.task, mode="correlate",
                       extra={"overlap": c.overlap, "score": score, "p_value": c.p_value, "n": c.n})
-            for c in correlations]
+            for c in found]
 
 
 def layer_series(rows: list) -> dict[str, dict[int, float]]:
@@ -81,24 +176,3 @@ def layer_series(rows: list) -> dict[str, dict[int, float]]:
         name = "/".join(p for p in (r.model, r.task, r.test_lang) if p)
         series.setdefault(name, {})[int(r.extra["layer"])] = r.value
     return series
-
-
-def line_plot(series: dict[str, dict[int, float]], metric: str, out: Path) -> Path:
-    """A metric by layer, one line per series (language ID accuracy or retrieval MRR by layer)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for name, values in sorted(series.items()):
-        layers = sorted(values)
-        ax.plot(layers, [values[l] for l in layers], marker="o", label=name)
-    ax.set_xlabel("layer")
-    ax.set_ylabel(metric)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out

@@ -1,14 +1,36 @@
 """OLS of a score on chosen factors (Wu & Dredze 2020 Table 2): univariate and multivariate fits with
-coefficient, p-value and 95% CI, and the likelihood-ratio test between nested models."""
+coefficient, p-value and 95% CI, and the likelihood-ratio test between nested models.
+
+Two doors: `mbertlab analyze regress` over results.db rows, and the `wd2020_regress` stage
+(`regress_into`), which regresses in-language task scores of transfer artifacts on the factor rows of a
+`wd2020_sizes` artifact (WikiSize, training sentences per task). Both read their numbers back from
+results.db, so every number in a fit was recorded by an earlier stage. Besides `regression_rows`
+(coef:<factor>, r2, lr_test) the stage writes `p_value:<factor>` rows and one `alpha` row, so a finding
+can say "p < α" with the scorecard's `greater` predicate.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+from pydantic import Field
 from scipy import stats
 
-from mbertlab.errors import ConfigError
+from mbertlab.config import Config
+from mbertlab.errors import ConfigError, DataError
+from mbertlab.store.artifacts import final_path
+from mbertlab.store.results import ResultRow, ResultsDB
+
+
+class RegressConfig(Config):
+    task: str
+    metric: str = Field(description="The score regressed, e.g. f1 for NER.")
+    factors: list[str] = Field(min_length=1, description="Factor rows' metrics; 'log2:NAME' takes log2.")
+    split: str = "test"
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level written beside the p-values.")
 
 
 @dataclass
@@ -103,8 +125,6 @@ def table_from_results(score_rows: list, factor_rows: list, score: str, factors:
 def regression_rows(fits: list[OLSFit], full: OLSFit, study: str = "") -> list:
     """ResultRows: coef:<factor> per fit (mode univariate / multivariate), r2, and lr_test of each
     univariate model against the full one."""
-    from mbertlab.store.results import ResultRow
-
     rows = []
     for fit in [*fits, full]:
         mode = "multivariate" if fit is full else "univariate"
@@ -120,3 +140,28 @@ def regression_rows(fits: list[OLSFit], full: OLSFit, study: str = "") -> list:
                                   mode="lr", extra={"restricted": fit.factors, "full": full.factors,
                                                     "p_value": test.p_value, "df": test.df_diff}))
     return rows
+
+
+def regress_into(config: RegressConfig, sizes_dir: Path, transfer_dirs: list[Path], out: Path, results: ResultsDB,
+                 study: str = "") -> None:
+    """The stage's fits: in-language scores of the transfer artifacts on the sizes artifact's factor rows;
+    table.json (the regressed points) and the rows."""
+    found = results.query(artifact=[str(p) for p in transfer_dirs], metric=config.metric, split=config.split,
+                          task=config.task)
+    scores = [r for r in found if r.train_lang == r.test_lang]  # in-language: tested where it was trained
+    if not scores:
+        raise DataError(results.path, None, f"regression of {config.task} {config.metric}: no in-language rows")
+    factor_rows = [r for r in results.query(artifact=str(sizes_dir)) if r.task in ("", config.task)]
+    table = table_from_results(scores, factor_rows, config.metric, config.factors)
+    fits, full = univariate(table, config.metric, config.factors), fit_ols(table, config.metric, config.factors)
+    where = str(final_path(out))
+    common = {"study": study, "task": config.task, "artifact": where, "config_hash": final_path(out).name,
+              "split": config.split}
+    rows = [replace(r, **common, extra={**r.extra, "regress": True}) for r in regression_rows(fits, full)]
+    for fit in [*fits, full]:
+        mode = "multivariate" if fit is full else "univariate"
+        rows += [ResultRow(metric=f"p_value:{c.name}", value=c.p_value, mode=mode, extra={"factors": fit.factors},
+                           **common) for c in fit.coefficients if c.name != "const"]
+    rows.append(ResultRow(metric="alpha", value=config.alpha, mode="threshold", **common))
+    (out / "table.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    results.add(rows, replace_artifact=where)

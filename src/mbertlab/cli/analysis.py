@@ -74,12 +74,8 @@ def correlate(ctx: typer.Context, score: str = typer.Option(..., help="Zero-shot
               plot: Optional[Path] = typer.Option(None, help="Scatter plot PNG (default WORKDIR/analysis/...)."),
               study: Optional[str] = STUDY, task: Optional[str] = TASK, where: List[str] = WHERE) -> None:
     """Pearson r between zero-shot scores and subword overlap, per task, with a scatter plot."""
-    from mbertlab.analysis.correlate import (
-        correlation_rows,
-        pearson,
-        points_from_results,
-        scatter_plot,
-    )
+    from mbertlab.analysis.correlate import correlation_rows, pearson, points_from_results
+    from mbertlab.report.plots import save_png, scatter_png
     from mbertlab.store.results import open_results
 
     work = state(ctx).workdir
@@ -87,7 +83,7 @@ def correlate(ctx: typer.Context, score: str = typer.Option(..., help="Zero-shot
     points = points_from_results(db.query(metric=score, **_filters(study, task, where)), db.query(metric=overlap))
     found = [pearson(t, overlap, xs, ys) for t, (xs, ys) in sorted(points.items())]
     db.add(correlation_rows(found, score, study or ""))
-    out = scatter_plot(points, overlap, score, plot or work / "analysis" / f"correlate-{score}-{overlap}.png")
+    out = save_png(scatter_png(points, overlap, score), plot or work / "analysis" / f"correlate-{score}-{overlap}.png")
     for c in found:
         typer.echo(f"{c.task:<12} r={c.r:.4f}  p={c.p_value:.3g}  n={c.n}")
     typer.echo(f"plot: {out}")
@@ -98,7 +94,8 @@ def layers(ctx: typer.Context, metric: str = typer.Option("accuracy", help="Metr
            plot: Optional[Path] = typer.Option(None, help="Line plot PNG (default WORKDIR/analysis/...)."),
            study: Optional[str] = STUDY, task: Optional[str] = TASK, where: List[str] = WHERE) -> None:
     """A metric by layer (language ID accuracy, retrieval MRR) as a line plot; rows need extra.layer."""
-    from mbertlab.analysis.correlate import layer_series, line_plot
+    from mbertlab.analysis.correlate import layer_series
+    from mbertlab.report.plots import layer_png, save_png
     from mbertlab.errors import ConfigError
     from mbertlab.store.results import open_results
 
@@ -106,7 +103,7 @@ def layers(ctx: typer.Context, metric: str = typer.Option("accuracy", help="Metr
     series = layer_series(open_results(work).query(metric=metric, **_filters(study, task, where)))
     if not series:
         raise ConfigError(f"no {metric!r} rows match")
-    out = line_plot(series, metric, plot or work / "analysis" / f"layers-{metric}.png")
+    out = save_png(layer_png(series, metric), plot or work / "analysis" / f"layers-{metric}.png")
     for name, values in sorted(series.items()):
         typer.echo(f"{name}: " + "  ".join(f"{l}:{values[l]:.4f}" for l in sorted(values)))
     typer.echo(f"plot: {out}")
@@ -142,8 +139,8 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
              csls: bool = typer.Option(False, "--csls", help="Rank by CSLS (k = 10) instead of cosine."),
              study: str = typer.Option("", help="Study name of the rows written.")) -> None:
     """Word retrieval MRR / P@1 / P@5 (and MRR by POS); rows written to results.db."""
-    from mbertlab.embeddings.evaluate import RetrievalInputs, retrieval_rows
-    from mbertlab.embeddings.evaluate import retrieve as run_retrieval
+    from mbertlab.analysis.retrieve import RetrievalInputs, retrieval_rows
+    from mbertlab.analysis.retrieve import retrieve as run_retrieval
     from mbertlab.store.results import open_results
 
     inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src,

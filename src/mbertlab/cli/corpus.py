@@ -43,24 +43,12 @@ def transform(
     shift: Optional[int] = typer.Option(None, help="fake-script: code-point shift (default: into plane 15)."),
 ) -> None:
     """Apply a text-level manipulation to a plain-text file."""
-    import random
-
-    from mbertlab.corpus import manipulations as m
-    from mbertlab.errors import ConfigError
+    from mbertlab.corpus.manipulations import MANIPULATIONS, PLANE_15, ManipulationOptions
     from mbertlab.formats.text import read_lines, write_lines
 
-    lines = list(read_lines(src))
-    if kind == "fake-script":
-        out = [m.fake_script(l, shift if shift is not None else m.PLANE_15) for l in lines]
-    elif kind == "unigram":
-        out = m.unigram_corpus(lines, seed)
-    elif kind == "window":
-        out = list(m.window(lines, w))
-    elif kind == "permute":
-        rng = random.Random(seed)
-        out = [m.permute_words(l, p, rng) for l in lines]
-    else:
-        raise ConfigError(f"unknown transform {kind!r} (expected fake-script, unigram, window or permute)")
+    manipulate = MANIPULATIONS.get(kind)
+    opts = ManipulationOptions(seed=seed, p=p, w=w, shift=shift if shift is not None else PLANE_15)
+    out = manipulate(list(read_lines(src)), opts)
     write_lines(out, dst)
     typer.echo(f"{dst}: {len(out)} lines")
 
@@ -98,7 +86,7 @@ def stats_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from mbertlab.corpus.build import text_stats
+    from mbertlab.corpus.stats import text_stats
 
     table = Table("corpus", "language", "split", "sentences", "tokens", "characters", "MB", "WikiSize")
     for path in paths:

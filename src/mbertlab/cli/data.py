@@ -29,7 +29,12 @@ def check(
 
     info = summarize(path, format, skip_invalid, v1_to_v2)
     console = Console()
-    console.print(f"{info['path']} ({info['format']}): {info['items']} items, {info['tokens']} tokens"
+    if info["format"] == "conllu":
+        counts = (f"{info['items']} sentences, {info['words']} syntactic words, {info['tokens']} surface tokens, "
+                  f"{info['multiword']} multiword tokens, {info['empty']} empty nodes")
+    else:
+        counts = f"{info['items']} items, {info['tokens']} tokens"
+    console.print(f"{info['path']} ({info['format']}): {counts}"
                   + (f", {info['skipped']} skipped" if info["skipped"] else ""))
     if info["labels"]:
         console.print("labels: " + ", ".join(f"{k} {v}" for k, v in info["labels"].items()))
@@ -39,7 +44,8 @@ def check(
 def get(
     ctx: typer.Context,
     kind: str = typer.Argument(..., help="ud, wikiann, xnli, muse or wikipedia."),
-    names: List[str] = typer.Argument(None, help="Items: a UD version (2.12), MUSE pairs (en-de), wiki languages (en)."),
+    names: List[str] = typer.Argument(
+        None, help="Items: a UD version (2.12), MUSE pairs (en-de), wiki languages (en)."),
     cache: Optional[Path] = typer.Option(None, help="Cache directory (default <workdir>/downloads)."),
     base_url: Optional[str] = typer.Option(None, help="Fetch from this base URL instead (a mirror)."),
     sha256: Optional[str] = typer.Option(None, help="Expected SHA-256; a mismatching file is removed."),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Iterator, Literal
 
@@ -18,6 +17,8 @@ from mbertlab.config import Config
 from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
+from mbertlab.corpus.stats import add_sizes, count_line, empty_stats
+from mbertlab.store.layout import text_file
 
 
 def omit_defaults(data: dict, model: Config, names: tuple[str, ...]) -> dict:
@@ -105,21 +106,17 @@ def _budgeted(lang: CorpusLanguage, config: CorpusConfig, budget: int | None) ->
 
 
 def build_language(lang: CorpusLanguage, config: CorpusConfig, out: Path, budget: int | None = None) -> dict:
-    folder = out / lang.name
-    folder.mkdir(parents=True)
-    stats = {split: {"sentences": 0, "tokens": 0, "characters": 0, "bytes": 0} for split in ("train", "dev")}
-    with (folder / "train.txt").open("w", encoding="utf-8") as train, (folder / "dev.txt").open("w", encoding="utf-8") as dev:
+    train_path, dev_path = (out / text_file("corpus", lang.name, split) for split in ("train", "dev"))
+    train_path.parent.mkdir(parents=True)
+    stats = {split: empty_stats() for split in ("train", "dev")}
+    with train_path.open("w", encoding="utf-8") as train, dev_path.open("w", encoding="utf-8") as dev:
         for line in _budgeted(lang, config, budget):
             text = fake_script(line) if lang.fake_script else line
             split = "dev" if _bucket(line, config.seed) < config.dev_fraction else "train"
             (dev if split == "dev" else train).write(text + "\n")
-            s = stats[split]
-            s["sentences"] += 1
-            s["tokens"] += len(text.split())
-            s["characters"] += len(text)
-            s["bytes"] += len(text.encode("utf-8")) + 1
+            count_line(stats[split], text)
     for s in stats.values():
-        _add_sizes(s)
+        add_sizes(s)
     return stats
 
 
@@ -136,26 +133,6 @@ def language_budgets(config: CorpusConfig) -> dict[str, int] | None:
     if config.sampling == "balanced":
         return balanced_budget(sizes)
     return smoothed_budget(sizes, config.alpha, config.total if config.total is not None else sum(sizes.values()))
-
-
-def _add_sizes(s: dict) -> dict:
-    """MB and WikiSize = log2(MB), Wu & Dredze 2020's measure of a language's resources."""
-    s["mb"] = s["bytes"] / 2**20
-    s["wikisize"] = math.log2(s["mb"]) if s["mb"] > 0 else float("-inf")
-    return s
-
-
-def text_stats(path: str | Path) -> dict:
-    """The same statistics for a plain-text file (streamed)."""
-    from mbertlab.formats.text import read_lines
-
-    s = {"sentences": 0, "tokens": 0, "characters": 0, "bytes": 0}
-    for line in read_lines(path):
-        s["sentences"] += 1
-        s["tokens"] += len(line.split())
-        s["characters"] += len(line)
-        s["bytes"] += len(line.encode("utf-8")) + 1
-    return _add_sizes(s)
 
 
 def build_corpus_into(config: CorpusConfig, out: Path) -> None:

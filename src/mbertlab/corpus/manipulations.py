@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
-from typing import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
 
 from mbertlab.errors import ConfigError
 from mbertlab.registry import Registry
 
 PLANE_15 = 0xF0000
-MANIPULATIONS: Registry = Registry("manipulation")
 
 
 def fake_script(text: str, shift: int = PLANE_15) -> str:
@@ -62,27 +61,41 @@ def unigram_corpus(sentences: list[str], seed: int) -> list[str]:
     return [" ".join(rng.choices(words, weights, k=len(s.split()))) for s in sentences]
 
 
-def fake_script_file(src: Path, dst: Path, fmt: str, shift: int = PLANE_15) -> None:
-    """A fake-script copy of a data file: text lines, or the FORM/token column of CoNLL-U and NER files."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with src.open(encoding="utf-8") as f, dst.open("w", encoding="utf-8", newline="\n") as out:
-        for line in f:
-            line = line.rstrip("\n")
-            if fmt == "text":
-                out.write(fake_script(line, shift) + "\n")
-            elif not line.strip() or line.startswith("#") or line.startswith("-DOCSTART-"):
-                out.write(line + "\n")
-            else:
-                sep = "\t" if "\t" in line else " "
-                cols = line.split(sep)
-                column = 1 if fmt == "conllu" else 0
-                cols[column] = fake_script(cols[column], shift)
-                if fmt == "conllu" and cols[2] != "_":
-                    cols[2] = fake_script(cols[2], shift)
-                out.write(sep.join(cols) + "\n")
+@dataclass(frozen=True)
+class ManipulationOptions:
+    """Every knob of a whole-file manipulation; each manipulation reads only its own."""
+    seed: int = 0  # unigram, permute
+    p: float = 1.0  # permute: share of ⌊L/2⌋ word pairs swapped
+    w: int = 20  # window: at most w words per segment
+    shift: int = PLANE_15  # fake-script: code-point shift
 
 
-MANIPULATIONS.register("fake_script")(fake_script)
-MANIPULATIONS.register("window")(window)
-MANIPULATIONS.register("permute")(permute_words)
-MANIPULATIONS.register("unigram")(unigram_corpus)
+Manipulation = Callable[[list[str], ManipulationOptions], list[str]]
+
+
+def _fake_script_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    return [fake_script(line, opts.shift) for line in lines]
+
+
+def _unigram_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    return unigram_corpus(lines, opts.seed)
+
+
+def _window_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    return list(window(lines, opts.w))
+
+
+def _permute_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
+    rng = random.Random(opts.seed)  # one stream over the file, so a line's swaps depend on its position
+    return [permute_words(line, opts.p, rng) for line in lines]
+
+
+# The whole-file manipulations by the names `corpus transform` takes; filled here, not by importers.
+MANIPULATIONS: Registry[Manipulation] = Registry("manipulation")
+for _name, _fn in {
+    "fake-script": _fake_script_lines,
+    "unigram": _unigram_lines,
+    "window": _window_lines,
+    "permute": _permute_lines,
+}.items():
+    MANIPULATIONS.register(_name)(_fn)

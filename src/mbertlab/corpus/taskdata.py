@@ -16,6 +16,7 @@ from pydantic import Field
 from mbertlab.config import Config
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.formats.records import TaggedSentence
+from mbertlab.store.layout import TASK_FILES
 
 
 class TaskFile(Config):
@@ -73,9 +74,9 @@ def build_taskdata_into(config: TaskDataConfig, out: Path) -> None:
     (out / "lexicon").mkdir()
     for lang in config.languages:
         for task, files in (("upos", lang.upos), ("ner", lang.ner)):
-            ext = "tsv" if task == "upos" else "txt"
+            pattern = TASK_FILES["taskdata"][task][0]
             for split, file in files.items():
-                _write(_read(file), out / lang.name / task / f"{split}.{ext}", lang.fake_script)
+                _write(_read(file), out / pattern.format(lang=lang.name, split=split), lang.fake_script)
         target = out / "lexicon" / f"{config.source}-{lang.name}.txt"
         if lang.fake_script and lang.text:
             _fake_lexicon(lang, config.fake_lexicon_words, target)

@@ -23,8 +23,8 @@ class Source:
 
 
 SOURCES = {
-    "ud": Source("https://lindat.mff.cuni.cz/repository/xmlui/bitstream/handle/11234", "1-5150/ud-treebanks-v{name}.tgz",
-                 True, "2.12"),
+    "ud": Source("https://lindat.mff.cuni.cz/repository/xmlui/bitstream/handle/11234",
+                 "1-5150/ud-treebanks-v{name}.tgz", True, "2.12"),
     "xnli": Source("https://dl.fbaipublicfiles.com/XNLI", "XNLI-1.0.zip", False, ""),
     "muse": Source("https://dl.fbaipublicfiles.com/arrival/dictionaries", "{name}.txt", True, "en-de"),
     "wikipedia": Source("https://dumps.wikimedia.org", "{name}wiki/latest/{name}wiki-latest-pages-articles.xml.bz2",

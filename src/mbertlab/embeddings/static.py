@@ -1,6 +1,11 @@
 """Static embeddings on the same word pieces as a BERT artifact (Liu et al. 2020): word2vec (gensim,
 skip-gram or CBOW) and GloVe (bicleaner-ai-glove: x_max, alpha, 1/distance weighting in a symmetric window).
-The corpus is tokenised lazily line by line, so memory is bounded by the vocabulary, not the corpus."""
+The corpus is tokenised lazily line by line, so memory is bounded by the vocabulary, not the corpus.
+
+`static_into` is the `static` stage: vectors trained on the languages' text, tokenised by the same
+tokenizer as the BERT they are compared with, written as a static-vector encoder directory (`model/`)
+so a transfer job in `feature` mode runs XNLI / MLDoc on it (transfer/static_features.py).
+"""
 from __future__ import annotations
 
 import json
@@ -18,7 +23,8 @@ from mbertlab.errors import DataError
 
 class StaticConfig(Config):
     method: Literal["word2vec_sg", "word2vec_cbow", "glove"] = Field("word2vec_sg", description="training objective")
-    dim: int = Field(768, ge=1, description="vector dimension (same as the BERT hidden size for a controlled comparison)")
+    dim: int = Field(768, ge=1,
+                     description="vector dimension (same as the BERT hidden size for a controlled comparison)")
     window: int = Field(5, ge=1, description="symmetric context window in word pieces")
     negative: int = Field(5, ge=0, description="word2vec negative samples")
     epochs: int = Field(5, ge=1, description="passes over the corpus / co-occurrence matrix")
@@ -27,6 +33,12 @@ class StaticConfig(Config):
     x_max: float = Field(100.0, gt=0, description="GloVe weighting cut-off")
     glove_alpha: float = Field(0.75, gt=0, description="GloVe weighting exponent")
     seed: int = Field(0, description="seeds initialisation and sampling")
+
+
+class StaticStageConfig(Config):
+    static: StaticConfig = Field(default_factory=StaticConfig, description="Method, dimension, window, epochs.")
+    languages: list[str] = Field(min_length=1, description="Their train text is interleaved line by line.")
+    text_files: str = Field("{lang}/text/{split}.txt", description="Where a language's text is in the text artifact.")
 
 
 class TokenisedCorpus:
@@ -151,5 +163,41 @@ def train_static_into(config: StaticConfig, tokenizer_dir: Path, files: list[Pat
     save_word2vec_text(vectors, out / "vectors.txt")
     stats = {"method": config.method, "vocab": len(vectors), "dim": config.dim,
              "tokens": sum(len(s) for s in sentences), "glove_loss": losses}
+    (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+    return stats
+
+
+def interleave(files: list[Path], out: Path) -> Path:
+    """One line of each file in turn (a file that runs out is skipped), so SGD's decaying learning rate
+    sees every language throughout training rather than one after the other."""
+    handles = [f.open(encoding="utf-8") for f in files]
+    try:
+        with out.open("w", encoding="utf-8") as dst:
+            live = list(handles)
+            while live:
+                for fh in list(live):
+                    line = fh.readline()
+                    if not line:
+                        live.remove(fh)
+                    elif line.strip():
+                        dst.write(line if line.endswith("\n") else line + "\n")
+    finally:
+        for fh in handles:
+            fh.close()
+    return out
+
+
+def static_into(config: StaticStageConfig, tokenizer_dir: Path, text_root: Path, out: Path) -> dict:
+    """vectors.txt, the static-vector encoder directory model/ and stats.json; the joint text is removed."""
+    from mbertlab.tokenizers.train import load_tokenizer
+    from mbertlab.transfer.static_features import write_static_dir
+
+    joint = interleave([text_root / config.text_files.format(lang=l, split="train") for l in config.languages],
+                       out / "joint.txt")
+    stats = train_static_into(config.static, tokenizer_dir, [joint], out)
+    joint.unlink()
+    info = write_static_dir(load_tokenizer(tokenizer_dir), load_word2vec_text(out / "vectors.txt"), out / "model",
+                            config.static.method, config.static.seed)
+    stats.update(info)
     (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
     return stats

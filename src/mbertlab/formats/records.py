@@ -22,6 +22,27 @@ class MultiwordToken:
     last: int
     form: str
     misc: str = "_"
+    feats: str = "_"  # `_`, or `Typo=Yes`: the only other value UD allows on a range line
+
+
+@dataclass
+class EmptyNode:
+    """A CoNLL-U empty node (`8.1`) of the enhanced graph: not a word, but kept so that a file is written
+    back whole (its DEPS, and other words' DEPS, point to it)."""
+
+    after: int  # the word it follows (0: before the first word)
+    index: int  # 1, 2, ... among the empty nodes after that word
+    form: str
+    lemma: str = "_"
+    upos: str = "_"
+    xpos: str = "_"
+    feats: str = "_"
+    deps: str = "_"
+    misc: str = "_"
+
+    @property
+    def id(self) -> str:
+        return f"{self.after}.{self.index}"
 
 
 @dataclass
@@ -40,6 +61,7 @@ class DepSentence:
     comments: list[str] = field(default_factory=list)  # raw lines without the leading '# '
     multiword: list[MultiwordToken] = field(default_factory=list)
     line: int = 0
+    empty: list[EmptyNode] = field(default_factory=list)  # empty nodes, in file order
 
     def __len__(self) -> int:
         return len(self.forms)

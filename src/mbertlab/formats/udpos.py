@@ -19,11 +19,11 @@ def _sentence(path, block) -> TaggedSentence:
     for number, line in block:
         cols = line.split("\t")
         if len(cols) != 2:
-            raise DataError(path, number, f"expected token<TAB>UPOS, found {len(cols)} columns")
+            raise DataError(path, number, f"found {len(cols)} tab-separated columns; expected token<TAB>UPOS")
         if not cols[0].strip():
-            raise DataError(path, number, "expected a non-empty token")
+            raise DataError(path, number, "found an empty token; expected a non-empty token")
         if cols[1] not in UPOS_TAGS:
-            raise DataError(path, number, f"expected a UPOS tag, got {cols[1]!r}")
+            raise DataError(path, number, f"found UPOS {cols[1]!r}; expected one of {', '.join(UPOS_TAGS)}")
         tokens.append(nfc(cols[0]))
         tags.append(cols[1])
     return TaggedSentence(tokens, tags, line=block[0][0])

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from mbertlab.errors import DataError
+from mbertlab.formats.common import existing_file
 
 SENTENCE_END = re.compile(r"(?<=[.!?؟।])\s+|(?<=[。！？])")
 EMPHASIS = re.compile(r"'{2,}")  # the quotes of ''italic'' and bold that filter_wiki leaves
@@ -23,9 +24,7 @@ def read_wikidump(path: str | Path, namespaces: tuple[str, ...] = ("0",)) -> Ite
 
     from gensim.corpora.wikicorpus import extract_pages, filter_wiki
 
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(path, None, "no such file")
+    path = existing_file(path)
     opener = bz2.open if path.suffix == ".bz2" else open
     with opener(path, "rb") as f:
         try:

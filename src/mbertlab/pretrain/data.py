@@ -5,12 +5,15 @@ draws exactly the batches an uninterrupted run would.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from mbertlab.corpus.sampling import sampling_probs
+from mbertlab.errors import ConfigError
+from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.tokenizers.shards import ShardReader
 from mbertlab.tokenizers.train import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
@@ -26,6 +29,17 @@ class Batch:
     token_type_ids: torch.Tensor | None = None  # [B, S], 0 for segment A, 1 for B
     attention_mask: torch.Tensor | None = None  # [B, S], 0 at padding
     nsp_labels: torch.Tensor | None = None  # [B], 0 = B follows A, 1 = B is a random sentence
+    langs: list[str] | None = None  # [B], each row's language (set by the samplers; `lang` may be "mixed")
+
+
+@dataclass
+class MicroBatch:
+    """A masked global micro-batch: what every pretraining objective receives."""
+
+    index: int  # global: (step − 1)·accumulation + i, the key of the teachers' top-k cache
+    batch: Batch  # before masking
+    inputs: torch.Tensor  # [B, S], masked
+    labels: torch.Tensor  # [B, S], the gold ids at the selected positions, IGNORE elsewhere
 
 
 def permute_pieces(seq: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
@@ -71,7 +85,7 @@ class WindowSampler:
             if self.permute.get(lang, 0.0) > 0:
                 window = permute_pieces(window, self.permute[lang], rng)
             rows.append(np.concatenate([[self.markers[lang]], window]) if self.markers else window)
-        return Batch(torch.from_numpy(np.stack(rows)), langs[0] if len(set(langs)) == 1 else "mixed")
+        return Batch(torch.from_numpy(np.stack(rows)), langs[0] if len(set(langs)) == 1 else "mixed", langs=langs)
 
 
 class PairSampler(WindowSampler):
@@ -105,7 +119,7 @@ class PairSampler(WindowSampler):
         input_ids = torch.from_numpy(ids)
         lang = langs[0] if len(set(langs)) == 1 else "mixed"
         return Batch(input_ids, lang, torch.from_numpy(types), (input_ids != PAD_ID).long(),
-                     torch.from_numpy(nsp) if self.nsp else None)
+                     torch.from_numpy(nsp) if self.nsp else None, langs)
 
 
 class Masker:
@@ -135,3 +149,48 @@ class Masker:
             inputs[to_mask] = MASK_ID
             inputs[to_random] = torch.randint(self.n_specials, self.vocab_size, (len(to_random),), generator=gen)
         return inputs.view_as(ids), labels.view_as(ids)
+
+
+def training_data(config: PretrainConfig, shards: ShardReader) -> tuple[WindowSampler, Masker]:
+    """The batch sampler and masker; with a fresh TrainState they replay the same batches in every run."""
+    info = json.loads((shards.tokenizer_dir / "mbertlab_tokenizer.json").read_text())
+    markers = _marker_ids(shards) if config.markers else None
+    within = config.mixing == "within_batch"
+    if config.layout == "pairs":
+        sampler = PairSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers, within,
+                              nsp=config.nsp)
+    else:
+        sampler = WindowSampler(shards, "train", config.seq_len, config.alpha, config.permute, markers, within)
+    counts = shards.token_counts() if config.selection == "rare" else None
+    return sampler, Masker(shards.vocab_size, info["specials"], config.mask_prob, counts)
+
+
+def _marker_ids(shards: ShardReader) -> dict[str, int]:
+    from tokenizers import Tokenizer
+
+    from mbertlab.tokenizers.train import marker_token
+
+    tokenizer = Tokenizer.from_file(str(shards.tokenizer_dir / "tokenizer.json"))
+    ids = {lang: tokenizer.token_to_id(marker_token(lang)) for lang in shards.languages}
+    missing = [l for l, i in ids.items() if i is None]
+    if missing:
+        raise ConfigError(f"pretrain: markers need a tokenizer trained with markers: true "
+                          f"(no {', '.join(marker_token(l) for l in missing)})")
+    return ids
+
+
+def dev_batches(config: PretrainConfig, shards: ShardReader, masker: Masker) -> dict[str, list]:
+    """Fixed dev windows and masks per language, so scores are comparable across checkpoints."""
+    rng = np.random.default_rng([config.seed, 99])
+    gen = torch.Generator().manual_seed(config.seed + 99)
+    out = {}
+    for lang in shards.languages:
+        stream = shards.tokens(lang, "dev")
+        batches = []
+        for _ in range(config.eval_batches):
+            starts = rng.integers(0, max(1, len(stream) - config.seq_len), size=32)
+            windows = torch.from_numpy(np.stack([np.asarray(stream[s:s + config.seq_len], dtype=np.int64)
+                                                 for s in starts]))
+            batches.append(masker(windows, gen))  # (inputs [32, S], labels [32, S])
+        out[lang] = batches
+    return out

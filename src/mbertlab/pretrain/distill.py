@@ -1,4 +1,4 @@
-"""Teacher–student distillation (Limisiewicz, Malkin & Stanovsky 2023, §3) and their balance measure.
+"""Teacher–student distillation (Limisiewicz, Malkin & Stanovsky 2023, §3): the objective `Distiller`.
 
 The student's loss at each masked position is the soft-label loss of their Eq. 2, KL(P_teacher ‖ P_student)
 over the vocabulary, against the frozen monolingual teacher of the row's language, optionally mixed with
@@ -7,13 +7,12 @@ is multiplied by T² (Hinton et al. 2015), so the soft gradient keeps its size w
 (the paper's setting) the scaling is a no-op.
 
 Teachers either run beside the student (frozen, `inference_mode`, under the run's autocast: bf16 where
-the CPU has it) or are read from a top-k cache written once by `cache_teacher_topk_into`.
+the CPU has it) or are read from a top-k cache written once by `cache_teacher_topk_into`. Their balance
+measure (Eq. 3) is in `pretrain.balance`.
 """
 from __future__ import annotations
 
-import copy
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -24,9 +23,11 @@ from pydantic import Field
 
 from mbertlab.config import Config, content_hash
 from mbertlab.errors import ConfigError, DataError
+from mbertlab.pretrain.checkpoint import TrainState
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.data import IGNORE, Batch
+from mbertlab.pretrain.data import IGNORE, Batch, MicroBatch, training_data
 from mbertlab.pretrain.distributed import World
+from mbertlab.pretrain.model import autocast_for, load_model
 from mbertlab.tokenizers.shards import ShardReader, dtype_for
 
 Reduction = Literal["mean", "sum", "none"]
@@ -88,8 +89,6 @@ def resolve_teacher(path: str | Path) -> Path:
 
 def load_teachers(teachers: dict[str, str], shards: ShardReader) -> dict[str, torch.nn.Module]:
     """One frozen teacher per language of the shards, each with the shards' vocabulary."""
-    from mbertlab.pretrain.model import load_model
-
     missing = sorted(set(shards.languages) - set(teachers))
     extra = sorted(set(teachers) - set(shards.languages))
     if missing or extra:
@@ -135,12 +134,6 @@ def _rows(t: torch.Tensor | None, rows: torch.Tensor) -> torch.Tensor | None:
     return None if t is None else t[rows]
 
 
-def row_languages(sampler, rng: np.random.Generator, rows: int) -> list[str] | None:
-    """With within-batch mixing, the language of each row of the batch `sampler.draw(rng, rows)` is about to
-    draw: the sampler's first draw, replayed on a copy of the generator (`Batch` keeps only "mixed")."""
-    return sampler.row_languages(copy.deepcopy(rng), rows) if sampler.within_batch else None
-
-
 # ---- the top-k cache -------------------------------------------------------------------------
 
 def data_fingerprint(config: PretrainConfig, shards: ShardReader) -> dict:
@@ -170,28 +163,24 @@ def cache_teacher_topk_into(config: PretrainConfig, shards_dir: Path, out: Path,
     probs.bin [N, k] float16 (not renormalised: their sum is the teacher's mass in its top k); labels.bin [N]
     int32 (gold ids).
     """
-    from mbertlab.pretrain.loop import TrainState, autocast_for, training_data
-
     shards = ShardReader(shards_dir)
     if not 1 <= k <= shards.vocab_size:
         raise ConfigError(f"teacher cache: k must be in 1..{shards.vocab_size} (the vocabulary), got {k}")
     sampler, masker = training_data(config, shards)
     teachers, state, autocast = load_teachers(config.teachers, shards), TrainState(config), autocast_for(config)
-    micro, offsets, id_dtype = config.batch_size // config.accumulation, [0], dtype_for(shards.vocab_size)
+    rows, offsets, id_dtype = config.batch_size // config.accumulation, [0], dtype_for(shards.vocab_size)
     out = Path(out)
     with (out / "ids.bin").open("wb") as ids, (out / "probs.bin").open("wb") as probs, \
             (out / "labels.bin").open("wb") as gold:
-        for _ in range(config.steps * config.accumulation):
-            langs = row_languages(sampler, state.data_rng, micro)
-            batch = sampler.draw(state.data_rng, micro)
-            inputs, labels = masker(batch.input_ids, state.mask_gen)
-            chosen = labels != IGNORE
+        for index in range(config.steps * config.accumulation):
+            micro = state.draw(sampler, masker, rows, index)
+            chosen = micro.labels != IGNORE  # [B, S]
             with autocast():
-                logits = teacher_logits(teachers, langs or [batch.lang] * micro, batch, inputs, chosen)
+                logits = teacher_logits(teachers, micro.batch.langs, micro.batch, micro.inputs, chosen)  # [M, V]
             top = F.softmax(_scaled(logits, config.temperature), -1).topk(k, dim=-1)  # [M, k], most probable first
             ids.write(top.indices.numpy().astype(id_dtype).tobytes())
             probs.write(top.values.numpy().astype(np.float16).tobytes())
-            gold.write(labels[chosen].numpy().astype(np.int32).tobytes())
+            gold.write(micro.labels[chosen].numpy().astype(np.int32).tobytes())
             offsets.append(offsets[-1] + len(logits))
     np.save(out / "offsets.npy", np.asarray(offsets, dtype=np.int64))
     meta = {"k": k, "vocab_size": shards.vocab_size, "ids_dtype": id_dtype.name, "micro_batches": len(offsets) - 1,
@@ -234,7 +223,8 @@ class TopkCache:
 # ---- the objective in the loop ---------------------------------------------------------------
 
 class Distiller:
-    """The distillation objective for `pretrain_into`: live teachers or a top-k cache, one rank's slice."""
+    """The distillation objective (a `pretrain.objective.Objective`): live teachers or a top-k cache, one rank's
+    slice."""
 
     def __init__(self, temperature: float, hard_weight: float, world: World,
                  teachers: dict[str, torch.nn.Module] | None = None, cache: TopkCache | None = None):
@@ -250,25 +240,23 @@ class Distiller:
                                                                                        config, shards))
         return cls(config.temperature, config.hard_weight, world, teachers=load_teachers(config.teachers, shards))
 
-    def row_languages(self, sampler, rng: np.random.Generator, rows: int) -> list[str] | None:
-        return None if self.cache else row_languages(sampler, rng, rows)
-
-    def loss(self, model, batch: Batch, inputs: torch.Tensor, labels: torch.Tensor, langs: list[str] | None,
-             index: int) -> torch.Tensor:
+    def loss(self, model, micro: MicroBatch) -> torch.Tensor:
         """This rank's share of the global micro-batch's loss: sums over its masked positions divided by the
-        global number of masked positions (as `pretraining_loss`). `index` is the micro-batch's global index."""
+        global number of masked positions (as `pretraining_loss`)."""
+        batch, inputs, labels = micro.batch, micro.inputs, micro.labels
         chosen = labels != IGNORE  # [B, S] over the global micro-batch
         rows = self.world.shard(torch.arange(len(inputs)))
         mine = chosen[rows]
         mask, types = _rows(batch.attention_mask, rows), _rows(batch.token_type_ids, rows)
         student = logits_at(model, inputs[rows], mine, mask, types)
         if self.cache is not None:
-            ids, probs = self.cache.targets(index, labels[chosen])
+            ids, probs = self.cache.targets(micro.index, labels[chosen])
             start = int(chosen[: int(rows[0])].sum()) if len(rows) else 0
             soft = topk_soft_label_loss(student, ids[start:start + len(student)], probs[start:start + len(student)],
                                         self.temperature, "sum")
         else:
-            own = [langs[int(r)] for r in rows] if langs else [batch.lang] * len(rows)
+            langs = batch.langs or [batch.lang] * len(inputs)  # a batch built by hand may not list them
+            own = [langs[int(r)] for r in rows]
             sliced = Batch(inputs[rows], batch.lang, types, mask)
             teacher = teacher_logits(self.teachers, own, sliced, inputs[rows], mine)
             soft = soft_label_loss(student, teacher, self.temperature, "sum")
@@ -276,57 +264,3 @@ class Distiller:
             return soft / int(chosen.sum())
         hard = F.cross_entropy(student.float(), labels[rows][mine], reduction="sum")
         return mixed_loss(hard, soft, self.hard_weight) / int(chosen.sum())
-
-
-# ---- their balance measure, Eq. 3 ------------------------------------------------------------
-
-@dataclass
-class Balance:
-    """D(M, L): MRR of the model minus MRR of the language's teacher, per language and averaged per group."""
-
-    per_language: dict[str, float]
-    groups: dict[str, float]  # each named group, and "all"
-
-
-def balance_score(mrr_model: dict[str, float], mrr_teacher: dict[str, float],
-                  groups: dict[str, list[str]]) -> Balance:
-    """Eq. 3 over the languages of `mrr_model` ("all") and over each group (e.g. low, high resource)."""
-    missing = sorted(set(mrr_model) - set(mrr_teacher))
-    unknown = sorted({l for langs in groups.values() for l in langs} - set(mrr_model))
-    if missing or unknown:
-        raise ConfigError(f"balance: no teacher MRR for {missing}; groups name languages without a model MRR "
-                          f"{unknown}")
-    diff = {lang: mrr_model[lang] - mrr_teacher[lang] for lang in mrr_model}
-    means = {name: float(np.mean([diff[l] for l in langs])) for name, langs in groups.items() if langs}
-    return Balance(diff, {**means, "all": float(np.mean(list(diff.values())))})
-
-
-def teacher_dev_mrr(config: PretrainConfig, shards_dir: Path) -> dict[str, float]:
-    """MRR of each language's teacher (`config.teachers`) on the student's own dev batches of that language,
-    the windows and masks behind the student's metrics.jsonl, so Eq. 3 compares like with like (a teacher's
-    own metrics.jsonl scores other dev windows: they are drawn per shards, languages in turn)."""
-    from mbertlab.pretrain.loop import autocast_for, dev_batches, dev_scores, training_data
-
-    shards = ShardReader(shards_dir)
-    dev = dev_batches(config, shards, training_data(config, shards)[1])
-    teachers = load_teachers(config.teachers, shards)
-    return {lang: dev_scores(teachers[lang], dev[lang], autocast_for(config))[1] for lang in shards.languages}
-
-
-def final_mrr(path: str | Path) -> dict[str, float]:
-    """Dev MLM MRR per language at the last evaluated step of a pretrain artifact (or its metrics.jsonl)."""
-    path = Path(path)
-    metrics = path / "metrics.jsonl" if path.is_dir() else path
-    if not metrics.is_file():
-        raise DataError(metrics, None, "no metrics.jsonl (expected a pretrain artifact)")
-    rows = []
-    for n, line in enumerate(metrics.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            row = json.loads(line)
-            rows.append((int(row["step"]), str(row["lang"]), float(row["mrr"])))
-        except (ValueError, KeyError, TypeError):
-            raise DataError(metrics, n, "expected a JSON object with step, lang and mrr") from None
-    if not rows:
-        raise DataError(metrics, None, "no evaluation rows")
-    last = max(step for step, _, _ in rows)
-    return {lang: mrr for step, lang, mrr in rows if step == last}

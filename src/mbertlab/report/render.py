@@ -76,7 +76,8 @@ def render_html(report: Report, out_dir: Path) -> Path:
                      f"src='data:image/png;base64,{data}'>")
     if report.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in report.notes) + "</ul>")
-    parts.append("<h2>Versions</h2><pre>" + html.escape(json.dumps(report.versions, indent=1, sort_keys=True)) + "</pre>")
+    versions = json.dumps(report.versions, indent=1, sort_keys=True)
+    parts.append("<h2>Versions</h2><pre>" + html.escape(versions) + "</pre>")
     parts.append("<h2>Configs</h2>")
     for label, config in report.configs.items():
         parts.append(f"<details><summary>{html.escape(label)}</summary><pre>"
@@ -86,29 +87,3 @@ def render_html(report: Report, out_dir: Path) -> Path:
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 
-
-def bar_plot(title: str, name: str, groups: list[str], series: dict[str, list[tuple[float, float]]],
-             ylabel: str) -> Plot:
-    """Grouped bars with error bars: series name -> [(mean, std) per group]."""
-    import io
-    import textwrap
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(groups)), 3.6), dpi=110)
-    width = 0.8 / max(1, len(series))
-    for i, (label, values) in enumerate(series.items()):
-        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
-        ax.bar(xs, [m for m, _ in values], width, yerr=[s for _, s in values], label=label, capsize=3)
-    ax.set_xticks(range(len(groups)), [textwrap.fill(g, 16) for g in groups], fontsize="small")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return Plot(title, buf.getvalue(), name)

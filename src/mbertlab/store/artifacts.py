@@ -46,9 +46,6 @@ class Artifact:
     def meta(self) -> dict[str, Any]:
         return json.loads((self.path / "meta.json").read_text(encoding="utf-8"))
 
-    def file(self, name: str) -> Path:
-        return self.path / name
-
 
 def final_path(build_dir: Path) -> Path:
     """Where an artifact being built in `build_dir` (a `.partial-<hash>` dir) will live when complete.

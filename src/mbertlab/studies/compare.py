@@ -69,8 +69,10 @@ def _delta(a: Cell | str | None, b: Cell | str | None) -> str:
 
 def diff_tables(a: Table, b: Table, names: tuple[str, str] = ("A", "B")) -> Table:
     """Rows matched by their label cells, numeric columns by header: A, B and Δ = B − A for each."""
-    labels = [c for i, c in enumerate(a.columns) if not _numeric(a, i) and not (c in b.columns and _numeric(b, b.columns.index(c)))]
-    numbers = [c for c in a.columns if c not in labels] + [c for c in b.columns if c not in a.columns and c not in labels]
+    labels = [c for i, c in enumerate(a.columns)
+              if not _numeric(a, i) and not (c in b.columns and _numeric(b, b.columns.index(c)))]
+    numbers = [c for c in a.columns if c not in labels]
+    numbers += [c for c in b.columns if c not in a.columns and c not in labels]
 
     def index(table: Table) -> dict[tuple, dict[str, Cell | str]]:
         out = {}

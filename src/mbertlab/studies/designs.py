@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Mapping
 
 from mbertlab.config import Config
@@ -36,9 +38,12 @@ class Design:
     stage_kinds: Mapping[str, StageKind] = field(default_factory=dict)  # a user design's own kinds
 
 
-def get_design(name: str) -> Design:
-    """A built-in design by name, or `package.module:attribute` for a user's own."""
+def get_design(name: str, spec_dir: Path | None = None) -> Design:
+    """A built-in design by name, or `package.module:attribute` for a user's own, importable from the spec's
+    folder (kept on the path, so spawned workers find the module too) or from PYTHONPATH."""
     ref = BUILTIN_DESIGNS.get(ALIASES.get(name, name), name)
+    if spec_dir is not None and ref not in BUILTIN_DESIGNS.values() and str(spec_dir.resolve()) not in sys.path:
+        sys.path.append(str(spec_dir.resolve()))
     if ":" not in ref:
         close = difflib.get_close_matches(name, list(BUILTIN_DESIGNS), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mbertlab.config import Config, parse_config
+from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
@@ -35,7 +35,7 @@ from mbertlab.studies.runner import (
     spec_section,
     study_status,
 )
-from mbertlab.studies.spec import StudySpec, deep_merge
+from mbertlab.studies.spec import StudySpec
 
 log = logging.getLogger("mbertlab")
 EXECUTORS = ("local", "slurm", "submitit-local")
@@ -92,7 +92,8 @@ class StageTask:
     def __call__(self) -> str:
         os.environ["MBERTLAB_THREADS"] = str(self.threads)
         if self.gpus > 1:
-            payload = Path(self.workdir) / "slurm" / "payloads" / f"{job_hash(self.job, ArtifactStore(self.workdir))}.pkl"
+            name = job_hash(self.job, ArtifactStore(self.workdir))
+            payload = Path(self.workdir) / "slurm" / "payloads" / f"{name}.pkl"
             payload.parent.mkdir(parents=True, exist_ok=True)
             payload.write_bytes(pickle.dumps(self))
             subprocess.run(torchrun_command(payload, self.gpus), check=True)

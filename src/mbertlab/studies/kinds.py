@@ -11,34 +11,32 @@ from typing import Mapping
 
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
-from mbertlab.studies import distill_stage, hf_encoder_stage, overlap_stage, stages, static_stage, task_files_stage
-from mbertlab.studies import vocab_stage, wd2020_checkpoint_stage, wd2020_data_stage, wd2020_regress_stage
+from mbertlab.studies import builders, wd2020_checkpoint_stage
 from mbertlab.studies.jobs import Job, StageKind
 
 # kind: (store stage, builder, rough relative cost for the study ETA)
 BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
-    "generate": StageKind("generate", stages._build_generate, 1),
-    "corpus": StageKind("corpus", stages._build_corpus, 1),
-    "taskdata": StageKind("taskdata", stages._build_taskdata, 0.5),
-    "tokenizer": StageKind("tokenizer", stages._build_tokenizer, 0.2),
-    "shards": StageKind("shards", stages._build_shards, 0.2),
-    "pretrain": StageKind("pretrain", stages._build_pretrain, 20),
-    "transfer": StageKind("transfer", stages._build_transfer, 1.5),
-    "retrieval": StageKind("retrieval", stages._build_retrieval, 0.5),
-    "langid": StageKind("langid", stages._build_langid, 0.3),
-    "budget": StageKind("budget", distill_stage._build_budget, 0.2),
-    "student": StageKind("pretrain", distill_stage._build_student, 30),
-    "balance": StageKind("balance", distill_stage._build_balance, 1),
-    "hf_encoder": StageKind("hf_encoder", hf_encoder_stage._build_hf_encoder, 0.01),
-    "task_files": StageKind("task_files", task_files_stage._build_task_files, 0.01),
-    "overlap": StageKind("overlap", overlap_stage._build_overlap, 0.2),
-    "correlate": StageKind("correlate", overlap_stage._build_correlate, 0.05),
-    "static": StageKind("static", static_stage._build_static, 1.0),
-    "word_retrieval": StageKind("word_retrieval", static_stage._build_word_retrieval, 0.5),
-    "vocab_curve": StageKind("vocab_curve", vocab_stage._build, 0.05),
-    "wd2020_budget": StageKind("corpus", wd2020_data_stage._build_budget, 0.2),
-    "wd2020_sizes": StageKind("wd2020_sizes", wd2020_data_stage._build_sizes, 0.05),
-    "wd2020_regress": StageKind("wd2020_regress", wd2020_regress_stage._build, 0.05),
+    "generate": StageKind("generate", builders.build_generate, 1),
+    "corpus": StageKind("corpus", builders.build_corpus, 1),
+    "taskdata": StageKind("taskdata", builders.build_taskdata, 0.5),
+    "tokenizer": StageKind("tokenizer", builders.build_tokenizer, 0.2),
+    "shards": StageKind("shards", builders.build_shards, 0.2),
+    "pretrain": StageKind("pretrain", builders.build_pretrain, 20),
+    "transfer": StageKind("transfer", builders.build_transfer, 1.5),
+    "retrieval": StageKind("retrieval", builders.build_retrieval, 0.5),
+    "langid": StageKind("langid", builders.build_langid, 0.3),
+    "budget": StageKind("budget", builders.build_budget, 0.2),
+    "student": StageKind("pretrain", builders.build_student, 30),
+    "balance": StageKind("balance", builders.build_balance, 1),
+    "hf_encoder": StageKind("hf_encoder", builders.build_hf_encoder, 0.01),
+    "task_files": StageKind("task_files", builders.build_task_files, 0.01),
+    "overlap": StageKind("overlap", builders.build_overlap, 0.2),
+    "correlate": StageKind("correlate", builders.build_correlate, 0.05),
+    "static": StageKind("static", builders.build_static, 1.0),
+    "word_retrieval": StageKind("word_retrieval", builders.build_word_retrieval, 0.5),
+    "vocab_curve": StageKind("vocab_curve", builders.build_vocab_curve, 0.05),
+    "wd2020_sizes": StageKind("wd2020_sizes", builders.build_sizes, 0.05),
+    "wd2020_regress": StageKind("wd2020_regress", builders.build_wd2020_regress, 0.05),
     "wd2020_checkpoint": StageKind("ckpt_transfer", wd2020_checkpoint_stage._build, 1.5),
 }
 _USER_STAGE_KINDS: dict[str, StageKind] = {}

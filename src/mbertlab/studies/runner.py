@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mbertlab.config import deep_merge
 from mbertlab.progress import progress
 from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import Job, RunContext, StageKind, topological
 from mbertlab.studies.kinds import job_hash, stage_kind
-from mbertlab.studies.spec import StudySpec, deep_merge, read_spec_data
+from mbertlab.studies.spec import StudySpec, read_spec_data
 
 log = logging.getLogger("mbertlab")
 
@@ -148,8 +149,8 @@ def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
                 if status.state == "done":
                     built[status.job] = build_job(status.job, inputs, ctx)
                     continue
-                fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs, str(ctx.store.workdir),
-                                  str(ctx.results.path), ctx.study)
+                fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs,
+                                  str(ctx.store.workdir), str(ctx.results.path), ctx.study)
                 running[fut] = status
             if not running:
                 continue

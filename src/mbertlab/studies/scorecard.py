@@ -4,7 +4,8 @@ A spec lists `findings:`; each has an id, the paper's wording (`claim`) and a ty
 *selections* of rows (filters on ResultRow columns; any other key matches `extra`, where the report
 also puts the job's tags). Kinds: greater (a > b + margin), within (|a − b| ≤ tol or k·std), increasing /
 decreasing over a factor's levels, delta_within (|Δa − Δb| ≤ tol), above / below (a mean, or the mean at
-every level of a factor, is above / below a constant). A finding whose rows are missing is *not run*, never a silent pass.
+every level of a factor, is above / below a constant). A finding whose rows are missing is *not run*, never a
+silent pass.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from mbertlab.config import Config, apply_overrides, parse_config, read_yaml
+from mbertlab.config import Config, apply_overrides, deep_merge, parse_config, read_yaml
 from mbertlab.errors import ConfigError
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources")
@@ -56,19 +56,6 @@ def resolve_spec_path(name_or_path: str | Path) -> Path:
     return specs[str(name_or_path)]
 
 
-def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` wins key by key, recursively; a mapping whose `kind` changes is replaced whole (switching
-    `data.kind` from generated to files must not keep the generator's keys)."""
-    out = dict(base)
-    for key, value in over.items():
-        old = out.get(key)
-        if isinstance(value, dict) and isinstance(old, dict) and value.get("kind", old.get("kind")) == old.get("kind"):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 def read_spec_data(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The spec's mapping with its `include:` chain merged in (the including file wins)."""
     path = path.resolve()
@@ -101,7 +88,7 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     for key in ("name", "design"):
         if not isinstance(data.get(key), str):
             raise ConfigError(f"{path}: key '{key}': required (a string)")
-    design = get_design(data["design"])
+    design = get_design(data["design"], path.parent)
     rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
     settings = parse_config(design.config_class, rest, str(path))
     return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path))

@@ -1,60 +1,30 @@
-"""Stage kinds the built-in designs use: thin adapters from jobs to the library's stage functions.
-
-Each adapter builds through `ctx.store.build(stage, config, builder, inputs)` with the job's inputs in
-order, so `job_hash` predicts every artifact's directory without building anything.
-"""
+"""Job constructors for the built-in stage kinds, which the designs compose into a study's plan: each one
+validates its settings into the stage's config and names its inputs (the builders are in builders.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
-from mbertlab.config import Config, parse_config
-from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource, build_corpus_into
-from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage, build_taskdata_into
+from mbertlab.analysis.correlate import CorrelateConfig
+from mbertlab.analysis.overlap import OverlapConfig
+from mbertlab.analysis.retrieve import RetrievalConfig, WordRetrievalConfig
+from mbertlab.embeddings.static import StaticConfig, StaticStageConfig
+from mbertlab.config import parse_config
+from mbertlab.corpus.budget import BudgetConfig
+from mbertlab.corpus.build import CorpusConfig, CorpusLanguage, CorpusSource
+from mbertlab.corpus.taskdata import TaskDataConfig, TaskFile, TaskLanguage
 from mbertlab.errors import ConfigError
-from mbertlab.data.generate import GenerateConfig, generate_into, preset_config
+from mbertlab.data.generate import preset_config
 from mbertlab.data.generate.build import ordered_languages
+from mbertlab.pretrain.balance import BalanceConfig
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.store.artifacts import Artifact
-from mbertlab.studies.jobs import Job, RunContext
+from mbertlab.store.external import (LinkedFile, hf_encoder_config,
+                                     task_files_config)
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES, file_format, text_file
+from mbertlab.studies.jobs import Job
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
 from mbertlab.transfer.config import TransferConfig
-
-# Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
-ENCODER_STAGES = ("pretrain", "hf_encoder", "static")
-# Where each data stage keeps a language's text and task files.
-TEXT_FILES = {"generate": "{lang}/text/{split}.txt", "corpus": "{lang}/{split}.txt"}
-
-
-def register_text_layout(stage: str, pattern: str) -> None:
-    """A stage (of a study's own module) whose artifacts hold text that tokenizer and shards stages read:
-    `pattern` names a language's split, e.g. "{lang}/text/{split}.txt"."""
-    if TEXT_FILES.get(stage, pattern) != pattern:
-        raise ConfigError(f"stage {stage!r} already keeps its text at {TEXT_FILES[stage]!r}")
-    TEXT_FILES[stage] = pattern
-TASK_FILES = {
-    "generate": {"upos": ("{lang}/ud/{split}.conllu", "conllu"), "parse": ("{lang}/ud/{split}.conllu", "conllu"),
-                 "ner": ("{lang}/ner/{split}.txt", "ner"), "xnli": ("xnli/{lang}.{split}.tsv", "xnli"),
-                 "mldoc": ("mldoc/{lang}.{split}.tsv", "mldoc")},
-    "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner")},
-}
-
-
-class RetrievalConfig(Config):
-    source: str
-    target: str
-    lexicon: str = Field(description="Dictionary path relative to the data artifact.")
-    random_init: bool = False
-    seed: int = 0
-    layer: int | None = Field(None, description="Hidden-state index; default the last layer.")
-    sentences: int = Field(5000, description="Sentences of each language's dev+train text streamed.")
-    text_files: str = Field(TEXT_FILES["generate"], description="Where a language's text is in the text artifact.")
-
-
-# ---- jobs -------------------------------------------------------------------------------------
 
 def generate_job(preset: str, seed: int, overrides: dict[str, Any]) -> Job:
     return Job("generate", preset_config(preset, seed, overrides), label=f"generate {preset}")
@@ -87,7 +57,7 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
         corpus_langs.append(CorpusLanguage(name=name, sources=[CorpusSource(path=at(p)) for p in base.text],
                                            fake_script=lang.fake_script_of is not None,
                                            max_sentences=lang.max_sentences or base.max_sentences))
-        files = lambda d: {split: TaskFile(path=at(p), format=_format_of(p)) for split, p in d.items()}  # noqa: E731
+        files = lambda d: {split: TaskFile(path=at(p), format=file_format(p)) for split, p in d.items()}  # noqa: E731
         task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, upos=files(base.upos),
                                        ner=files(base.ner), lexicon=at(lang.lexicon) if lang.lexicon else None,
                                        text=[at(p) for p in base.text] if lang.fake_script_of else []))
@@ -108,8 +78,20 @@ def _check_files_exist(data, root: Path) -> None:
         raise ConfigError("\n".join(problems))
 
 
-def _format_of(path: str) -> str:
-    return "conllu" if path.endswith(".conllu") else "udpos" if path.endswith(".tsv") else "ner"
+def budget_job(data: Job, budgets: dict[str, int], balanced: bool, tags, label: str | None = None) -> Job:
+    """`data`'s text with each language's training sentences cut to `budgets` (all to the smallest: balanced)."""
+    label = label or f"{'balanced' if balanced else 'full'} text {'+'.join(budgets)}"
+    return Job("budget", BudgetConfig(languages=budgets, balanced=balanced), (data,), label=label, tags=tags)
+
+
+def hf_encoder_job(directory: str | Path, key: str, tags=()) -> Job:
+    """An existing encoder directory as a pretraining artifact; `key` names the spec key of its path."""
+    config = hf_encoder_config(directory, key)
+    return Job("hf_encoder", config, (), label=f"hf encoder {Path(config.path).name}", tags=tuple(tags))
+
+
+def task_files_job(files: list[LinkedFile]) -> Job:
+    return Job("task_files", task_files_config(files), (), label="task files")
 
 
 def shards_job(text: Job, languages: list[str], tokenizer: dict[str, Any], tags) -> Job:
@@ -149,7 +131,7 @@ def langid_job(encoder: Job, text: Job, languages: list[str], sentences: int, se
     """Language ID by layer over the languages' dev text (Wu & Dredze 2019 Fig. 2)."""
     from mbertlab.transfer.langid import LangFile, LangIdConfig
 
-    files = [LangFile(lang=l, path=TEXT_FILES[text.kind].format(lang=l, split="dev")) for l in languages]
+    files = [LangFile(lang=l, path=text_file(text.kind, l, "dev")) for l in languages]
     config = LangIdConfig(files=files, sentences=sentences, seed=seed, random_init=random_init)
     return Job("langid", config, (encoder, text), label=f"langid {'+'.join(languages)} seed {seed}", tags=tags)
 
@@ -162,66 +144,58 @@ def retrieval_job(encoder: Job, data: Job, text: Job, source: str, target: str, 
     return Job("retrieval", config, inputs, label=f"retrieval {target} seed {seed}", tags=tags)
 
 
-# ---- builders ---------------------------------------------------------------------------------
-
-def _build_generate(config: GenerateConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("generate", config, lambda out: generate_into(config, Path(out)), inputs)
-
-
-def _text(artifact: Artifact, lang: str, split: str) -> Path:
-    return artifact.path / TEXT_FILES[artifact.stage].format(lang=lang, split=split)
+def overlap_job(encoder: Job, text: Job, source: str, targets: list[str], sentences: int, text_files: str,
+                tags=()) -> Job:
+    config = OverlapConfig(source=source, targets=targets, sentences=sentences, text_files=text_files)
+    return Job("overlap", config, (encoder, text), label=f"overlap {source} -> {'+'.join(targets)}", tags=tuple(tags))
 
 
-def _build_corpus(config: CorpusConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("corpus", config, lambda out: build_corpus_into(config, Path(out)), inputs)
+def correlate_job(overlap: Job, transfers: list[Job], seed: int, tags=()) -> Job:
+    """Transfers are fine-tuned on the overlap's source and score its targets; one per task."""
+    from mbertlab.transfer.config import MAIN_METRIC
+
+    tasks = [t.config.task for t in transfers]
+    if len(set(tasks)) != len(tasks):
+        raise ConfigError(f"correlate: one transfer job per task, got tasks {tasks}")
+    config = CorrelateConfig(metrics={t: MAIN_METRIC[t] for t in tasks}, seed=seed)
+    return Job("correlate", config, (overlap, *transfers), label=f"correlate overlap seed {seed}", tags=tuple(tags))
 
 
-def _build_taskdata(config: TaskDataConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("taskdata", config, lambda out: build_taskdata_into(config, Path(out)), inputs)
+def static_job(tokenizer: Job, text: Job, languages: list[str], settings: dict, tags=()) -> Job:
+    """`tokenizer` is the BERT's tokenizer job (e.g. `shards_job(...).inputs[0]`)."""
+    from mbertlab.config import parse_config
+
+    if tokenizer.kind != "tokenizer":
+        raise ConfigError(f"static embeddings need a tokenizer job as first input, got a {tokenizer.kind!r} job")
+    static = parse_config(StaticConfig, settings, "study key 'static'")
+    config = StaticStageConfig(static=static, languages=languages)
+    return Job("static", config, (tokenizer, text), label=f"static {static.method} {'+'.join(languages)}",
+               tags=tuple(tags))
 
 
-def _build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.tokenizers.train import train_tokenizer_into
+def word_retrieval_job(vectors: Job, data: Job, source: str, target: str, settings: dict, tags=()) -> Job:
+    """Retrieval source → target with `data`'s gold lexicon; text and treebank are read from `data` too."""
+    from mbertlab.config import parse_config
 
-    files = {l: _text(inputs[0], l, "train") for l in config.languages}
-    return ctx.store.build("tokenizer", config, lambda out: train_tokenizer_into(config, files, Path(out)), inputs)
-
-
-def _build_shards(config: ShardsConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.tokenizers.shards import write_shards_into
-
-    tok, data = inputs
-    texts = {l: {s: _text(data, l, s) for s in config.splits} for l in config.languages}
-    return ctx.store.build("shards", config, lambda out: write_shards_into(config, tok.path, texts, Path(out)), inputs)
+    keys = {**settings, "source": source, "target": target, "lexicon": f"lexicon/{source}-{target}.txt"}
+    config = parse_config(WordRetrievalConfig, keys, "study key 'retrieval'")
+    return Job("word_retrieval", config, (vectors, data), label=f"retrieval {source}-{target} {vectors.label}",
+               tags=tuple(tags))
 
 
-def _build_pretrain(config: PretrainConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.pretrain.loop import build_pretrain
-
-    return build_pretrain(ctx.store, config, inputs[0])  # every torchrun rank calls this
-
-
-def _build_transfer(config: TransferConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.transfer.run import run_transfer
-
-    encoder = next((a for a in inputs if a.stage in ENCODER_STAGES), None)
-    data = next((a for a in inputs if a.stage not in ENCODER_STAGES), None)
-    return run_transfer(config, ctx.store, ctx.results, encoder=encoder, data=data, study=ctx.study)
+def student_job(shards: Job, teachers: dict[str, Job], settings: dict, seed: int, tags) -> Job:
+    """A distilled student on `shards`; teacher i of `teachers` (by language) is input i + 1."""
+    refs = {lang: f"inputs[{i + 1}]" for i, lang in enumerate(teachers)}
+    config = PretrainConfig.model_validate({**settings, "seed": seed, "objective": "distill", "teachers": refs})
+    return Job("student", config, (shards, *teachers.values()), label=f"student {dict(tags).get('set', '')} "
+               f"seed {seed}", tags=tags)
 
 
-def _build_retrieval(config: RetrievalConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.studies.retrieval_stage import retrieval_into
-
-    encoder, data, text = inputs[0], inputs[1], inputs[-1]
-    return ctx.store.build("retrieval", config, lambda out: retrieval_into(
-        config, encoder, data.path, text.path, Path(out), ctx.results, ctx.study), inputs)
-
-
-def _build_langid(config, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    from mbertlab.transfer.langid import run_langid_into
-
-    encoder, text = inputs
-    return ctx.store.build("langid", config, lambda out: run_langid_into(
-        config, encoder.path / "model", Path(out), ctx.results, f"{encoder.stage}/{encoder.hash}", text.path,
-        ctx.study), inputs)
-
+def balance_job(shards: Job, models: dict[str, Job], teachers: dict[str, Job], groups: dict[str, list[str]],
+                pretrain: PretrainConfig, tags) -> Job:
+    """Eq. 3 of each model against the teachers, all scored on `shards`' dev batches (pretrain's eval keys)."""
+    config = BalanceConfig(models=list(models), teachers=list(teachers), groups=groups, seed=pretrain.seed,
+                           seq_len=pretrain.seq_len, eval_batches=pretrain.eval_batches,
+                           mask_prob=pretrain.mask_prob, precision=pretrain.precision)
+    return Job("balance", config, (shards, *models.values(), *teachers.values()),
+               label=f"balance {dict(tags).get('set', '')} seed {pretrain.seed}", tags=tags)

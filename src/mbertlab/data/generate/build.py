@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mbertlab.config import deep_merge, parse_config
 from mbertlab.data.generate.config import PRESETS, GenerateConfig, LanguageConfig
 from mbertlab.data.generate.grammar import Grammar
 from mbertlab.data.generate.realise import Spelling, Token, fake_spelling, fresh_spelling, realise
@@ -18,9 +19,6 @@ SPLITS = ("train", "dev", "test")
 
 
 def preset_config(name: str, seed: int = 0, overrides: dict | None = None) -> GenerateConfig:
-    from mbertlab.config import parse_config
-    from mbertlab.studies.spec import deep_merge
-
     if name not in PRESETS:
         raise ConfigError(f"unknown generator preset {name!r} (known: {', '.join(sorted(PRESETS))})")
     data = deep_merge({**PRESETS[name](), "seed": seed}, overrides or {})

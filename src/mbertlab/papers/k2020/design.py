@@ -117,7 +117,7 @@ def plan(spec: StudySpec) -> list[Job]:
 
 def condition_settings(s: ConditionsSettings, cond: Condition) -> tuple[dict[str, Any], dict[str, Any]]:
     """The (tokenizer, pretrain) keys of a condition: the spec's with the condition's merged over them."""
-    from mbertlab.studies.spec import deep_merge
+    from mbertlab.config import deep_merge
 
     pretrain = deep_merge(s.pretrain, cond.pretrain)
     if cond.permute is not None:
@@ -160,7 +160,8 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
                                      tags + (("control", "majority"),)) for task in tasks]
     for seed in cond.seeds or s.seeds:
         encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
-        variants = [("pretrained", "finetune")] + ([("random_init", "random_init")] if "random_init" in controls else [])
+        variants = [("pretrained", "finetune")]
+        variants += [("random_init", "random_init")] if "random_init" in controls else []
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
             for task in tasks:
@@ -179,7 +180,7 @@ def mixed_lang(premise: str, hypothesis: str) -> str:
 
 def _mixed(job: Job, data: Job, source: str, target: str) -> Job:
     """The XNLI job also scoring source premises with target hypotheses and the reverse (parallel files)."""
-    from mbertlab.studies.stages import TASK_FILES
+    from mbertlab.store.layout import TASK_FILES
     from mbertlab.transfer.config import DataFile, TransferConfig
 
     pattern, fmt = TASK_FILES[data.kind]["xnli"]

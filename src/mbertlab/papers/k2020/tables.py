@@ -3,7 +3,8 @@ over every condition (their Tables 1–3), then the spec's factor tables (a fact
 score, target score and Δ per task) and XNLI with premise and hypothesis in different languages."""
 from __future__ import annotations
 
-from mbertlab.report.render import Report, bar_plot
+from mbertlab.report.plots import bar_plot
+from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB

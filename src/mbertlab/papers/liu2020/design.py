@@ -18,7 +18,6 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.studies import static_stage  # noqa: F401  (registers the static and word_retrieval stage kinds)
 from mbertlab.studies.data import GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
@@ -70,7 +69,7 @@ class Liu2020Settings(Config):
 def plan(spec: StudySpec) -> list[Job]:
     from mbertlab.pretrain.config import PretrainConfig
     from mbertlab.studies import stages
-    from mbertlab.studies.static_stage import static_job, word_retrieval_job
+    from mbertlab.studies.stages import static_job, word_retrieval_job
     from mbertlab.tokenizers.shards import ShardsConfig
     from mbertlab.tokenizers.train import TokenizerConfig
 
@@ -114,7 +113,7 @@ def plan(spec: StudySpec) -> list[Job]:
 
 
 def _with_train_size(overrides: dict[str, Any], sentences: int) -> dict[str, Any]:
-    from mbertlab.studies.spec import deep_merge
+    from mbertlab.config import deep_merge
 
     return deep_merge(overrides, {"sentences": {"train": sentences}})
 

@@ -1,4 +1,5 @@
-"""Limisiewicz, Malkin & Stanovsky 2023, You can have your data and balance it too: the design (settings, plan) and its tables."""
+"""Limisiewicz, Malkin & Stanovsky 2023, You can have your data and balance it too: the design (settings,
+plan) and its tables."""
 from __future__ import annotations
 
 from mbertlab.papers.lms2023.design import Lms2023Settings, plan

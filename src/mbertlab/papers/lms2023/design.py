@@ -91,15 +91,14 @@ def _check(spec: StudySpec, s: Lms2023Settings, data: Job) -> None:
 
 def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
     from mbertlab.pretrain.config import PretrainConfig
-    from mbertlab.studies import distill_stage as ds
     from mbertlab.studies import stages
     from mbertlab.tokenizers.shards import ShardsConfig
     from mbertlab.tokenizers.train import TokenizerConfig
 
     names = [l.name for l in lset.languages]
     tags = (("set", lset.name),)
-    full = ds.budget_job(data, lset.budgets(s.unit), False, tags)
-    balanced = ds.budget_job(data, lset.budgets(s.unit), True, tags)
+    full = stages.budget_job(data, lset.budgets(s.unit), False, tags)
+    balanced = stages.budget_job(data, lset.budgets(s.unit), True, tags)
     tok = Job("tokenizer", parse_config(TokenizerConfig, {**s.tokenizer, "languages": names}, "study key 'tokenizer'"),
               (full,), label=f"tokenizer {lset.name}", tags=tags)
     shards = {"full": Job("shards", ShardsConfig(languages=names), (tok, full), label=f"shards {lset.name}", tags=tags),
@@ -114,10 +113,10 @@ def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
         models = {"HL": stages.pretrain_job(shards["full"], s.pretrain, seed, stags + (("variant", "HL"),)),
                   "HL balanced": stages.pretrain_job(shards["balanced"], s.pretrain, seed,
                                                      stags + (("variant", "HL balanced"),)),
-                  "distilled": ds.student_job(shards["balanced"], teachers, {**s.pretrain, **s.student}, seed,
+                  "distilled": stages.student_job(shards["balanced"], teachers, {**s.pretrain, **s.student}, seed,
                                               stags + (("variant", "distilled"),))}
         config = parse_config(PretrainConfig, {**s.pretrain, "seed": seed}, "study key 'pretrain'")
-        jobs.append(ds.balance_job(shards["full"], models, teachers, lset.groups(), config, stags))
+        jobs.append(stages.balance_job(shards["full"], models, teachers, lset.groups(), config, stags))
         for variant, encoder in models.items():
             jobs += _probe_jobs(s, lset, data, encoder, seed, stags + (("variant", variant),))
     return jobs

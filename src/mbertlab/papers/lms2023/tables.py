@@ -6,7 +6,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from mbertlab.report.render import Report, bar_plot
+from mbertlab.report.plots import bar_plot
+from mbertlab.report.render import Report
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
@@ -34,7 +35,8 @@ def lms2023_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB) ->
                               list(GROUPS), {v: [_eq3(balance, v, g).mean_std() for g in GROUPS] for v in VARIANTS},
                               "MRR(model) − MRR(teacher)"))
         for task in s.tasks:
-            probes = {job: rs for job, rs in rows.by_job.items() if job.kind == "transfer" and job.tag("set") == lset.name
+            probes = {job: rs for job, rs in rows.by_job.items()
+                      if job.kind == "transfer" and job.tag("set") == lset.name
                       and job.config.task == task}
             tables.append(_probe_table(lset, groups, task, probes, VARIANTS))
     notes = [f"Mean ± sample std over seeds {s.seeds}; a group's value per seed is the mean over its languages. "

@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.studies import hf_encoder_stage, overlap_stage, task_files_stage  # noqa: F401  (stage kinds)
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES, linked_task_file, task_format, text_file
 from mbertlab.studies.data import GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
@@ -44,10 +44,6 @@ class LangIdSettings(Config):
 
 class OverlapSettings(Config):
     sentences: int = Field(2000, ge=1, description="Training-text lines per language tokenized for p_type/p_token.")
-
-
-FORMATS = {"xnli": "xnli", "mldoc": "mldoc", "ner": "ner", "upos": "conllu", "parse": "conllu"}
-TEXT = "{lang}/text/{split}.txt"  # where a language's text is, in generated data and in task_files artifacts
 
 
 class SplitFile(Config):
@@ -107,7 +103,7 @@ class Wd2019Settings(Config):
 
 def encoder_depth(s: Wd2019Settings) -> int:
     from mbertlab.pretrain.config import PretrainConfig
-    from mbertlab.studies.hf_encoder_stage import encoder_layers
+    from mbertlab.store.external import encoder_layers
 
     if s.encoder is not None:
         if not Path(s.encoder).expanduser().is_dir():
@@ -156,7 +152,6 @@ def data_job(spec: StudySpec) -> Job:
 
 def plan(spec: StudySpec) -> list[Job]:
     from mbertlab.studies import stages
-    from mbertlab.studies.hf_encoder_stage import hf_encoder_job
 
     s: Wd2019Settings = spec.settings  # type: ignore[assignment]
     data = data_job(spec)
@@ -167,7 +162,7 @@ def plan(spec: StudySpec) -> list[Job]:
         jobs += [_transfer(s, None, data, task, languages, 0, "majority", {},
                            (("strategy", MAJORITY),) + _pos_tag(task, False))
                  for task in s.tasks]
-    shared = hf_encoder_job(s.encoder, "encoder") if s.encoder is not None else None
+    shared = stages.hf_encoder_job(s.encoder, "encoder") if s.encoder is not None else None
     shards = stages.shards_job(data, languages, s.tokenizer, ()) if shared is None else None
     for seed in s.seeds:
         seed_tag = (("seed", str(seed)),)
@@ -178,7 +173,7 @@ def plan(spec: StudySpec) -> list[Job]:
 
 def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], targets: list[str],
                levels: list[int], seed: int) -> list[Job]:
-    from mbertlab.studies.overlap_stage import correlate_job, overlap_job
+    from mbertlab.studies.stages import correlate_job, overlap_job
 
     tags = (("seed", str(seed)),)
     main = [_transfer(s, encoder, data, task, languages, seed, "finetune", {},
@@ -202,7 +197,7 @@ def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str],
             jobs.append(_langid(s, encoder, data, with_text, seed, random_init, tags + control))
     text_targets = [l for l in targets if l in with_text]
     if s.overlap is not None and s.source in with_text and text_targets:
-        overlap = overlap_job(encoder, data, s.source, text_targets, s.overlap.sentences, TEXT, tags)
+        overlap = overlap_job(encoder, data, s.source, text_targets, s.overlap.sentences, TEXT_FILES[data.kind], tags)
         jobs += [overlap, correlate_job(overlap, main, seed, tags)]
     return jobs
 
@@ -215,7 +210,7 @@ def _transfer(s: Wd2019Settings, encoder: Job | None, data: Job, task: str, lang
               mode: str, keys: dict[str, Any], tags) -> Job:
     """Trained on the source's train file; scores the source's dev file (the run selects its model there: the
     zero-shot protocol, no target data) and every language's test file."""
-    from mbertlab.studies.spec import deep_merge
+    from mbertlab.config import deep_merge
     from mbertlab.transfer.config import TransferConfig
 
     train = task_file(s, data, s.source, task, "train")
@@ -245,13 +240,14 @@ def _langid(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], se
 
 def task_files_for(data: TaskFilesData, spec_dir: Path) -> Job:
     """The task_files job linking every file the spec names (each missing file is one line of the error)."""
-    from mbertlab.studies.task_files_stage import linked_file, task_files_job
+    from mbertlab.store.external import linked_file
+    from mbertlab.studies.stages import task_files_job
 
     root = (spec_dir / data.root).resolve()
     files, problems = [], []
     for lang, language in data.languages.items():
-        named = [("text", TEXT.format(lang=lang, split="train"), language.text)] if language.text else []
-        named += [(f"tasks.{task}.{split}", _linked_name(lang, task, split, f.path), f.path)
+        named = [("text", text_file("task_files", lang, "train"), language.text)] if language.text else []
+        named += [(f"tasks.{task}.{split}", linked_task_file(lang, task, split, f.path), f.path)
                   for task, splits in language.tasks.items() for split, f in splits.items()]
         for key, dest, path in named:
             try:
@@ -263,22 +259,16 @@ def task_files_for(data: TaskFilesData, spec_dir: Path) -> Job:
     return task_files_job(files)
 
 
-def _linked_name(lang: str, task: str, split: str, path: str) -> str:
-    return f"{lang}/{task}/{split}{Path(path).suffix or '.txt'}"
-
-
 def task_file(s: Wd2019Settings, data: Job, lang: str, task: str, split: str) -> dict | None:
     """The DataFile keys of a language's task split (paths relative to the data artifact), or None."""
-    from mbertlab.studies.stages import TASK_FILES
-
     if data.kind == "generate":
         pattern, fmt = TASK_FILES["generate"][task]
         return {"lang": lang, "split": split, "path": pattern.format(lang=lang, split=split), "format": fmt}
     f = s.data.languages[lang].tasks.get(task, {}).get(split)
     if f is None:
         return None
-    fmt = f.format or ("udpos" if task == "upos" and f.path.endswith(".tsv") else FORMATS[task])
-    return {"lang": lang, "split": split, "path": _linked_name(lang, task, split, f.path), "format": fmt,
+    return {"lang": lang, "split": split, "path": linked_task_file(lang, task, split, f.path),
+            "format": f.format or task_format(task, f.path),
             "start": f.start, "end": f.end}
 
 
@@ -290,5 +280,5 @@ def text_languages(s: Wd2019Settings, data: Job, languages: list[str]) -> list[s
 
 def text_path(data: Job, lang: str) -> str:
     """Language ID reads generated dev text (held out from pretraining), or a real language's one text file."""
-    return TEXT.format(lang=lang, split="dev" if data.kind == "generate" else "train")
+    return text_file(data.kind, lang, "dev" if data.kind == "generate" else "train")
 

@@ -139,19 +139,9 @@ def _correlation_table(s, rows) -> Table:
                             "scores z-scored within each task, then one r over every (task, target) point.")
 
 
-def _png(draw) -> bytes:
-    """Bytes of the PNG that `draw(path)` writes (analysis/correlate.py's plots write files)."""
-    import tempfile
-    from pathlib import Path
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = draw(Path(tmp) / "plot.png")
-        return path.read_bytes()
-
-
 def _langid_plot(s, rows) -> list[Plot]:
     """Fig. 2: language-ID accuracy by layer, one line per encoder (mean over seeds)."""
-    from mbertlab.analysis.correlate import line_plot
+    from mbertlab.report.plots import layer_png
 
     series = {}
     for control, name in (("pretrained", "pretrained encoder"), ("random_init", "random init")):
@@ -162,13 +152,13 @@ def _langid_plot(s, rows) -> list[Plot]:
             series[name] = {layer: sum(v) / len(v) for layer, v in by_layer.items()}
     if not series:
         return []
-    return [Plot("Language identification accuracy by layer", _png(lambda p: line_plot(series, "accuracy", p)),
-                 "langid-by-layer")]
+    return [Plot("Language identification accuracy by layer", layer_png(series, "accuracy"), "langid-by-layer")]
 
 
 def _overlap_plot(s, rows, targets, main) -> list[Plot]:
     """Fig. 3: zero-shot score (fine-tune all, every seed) against p_token, one series per task."""
-    from mbertlab.analysis.correlate import scatter_plot
+    from mbertlab.report.plots import scatter_png
+
     overlap = {(job.tag("seed"), r.test_lang): r.value for job, r in rows.tagged("overlap") if r.metric == "p_token"}
     points: dict[str, tuple[list[float], list[float]]] = {}
     for task in s.tasks:
@@ -181,4 +171,4 @@ def _overlap_plot(s, rows, targets, main) -> list[Plot]:
     if not points:
         return []
     return [Plot("Zero-shot score against subword overlap (p_token)",
-                 _png(lambda p: scatter_plot(points, "p_token", "zero-shot score", p)), "overlap-scatter")]
+                 scatter_png(points, "p_token", "zero-shot score"), "overlap-scatter")]

@@ -5,7 +5,7 @@ language with a related, larger one; the Table 4 variants (base / small / smalle
 sequences) of the monolingual and bilingual encoders; vocabulary frequency curves (Fig. 3); the
 regression of scores on WikiSize and task-data size (Table 2); dev score per saved checkpoint (Fig. 4).
 
-Generated data: the generator writes every language at one size, so a `wd2020_budget` stage cuts each
+Generated data: the generator writes every language at one size, so a `budget` stage cuts each
 language's pretraining text to its own budget; WikiSize is then measured from that text exactly as the
 corpus stage measures real text. Real data (`data.kind: files`) goes through the corpus stage itself.
 """
@@ -16,15 +16,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-import mbertlab.studies.vocab_stage  # noqa: F401  (these register the stage kinds the design plans)
-import mbertlab.studies.wd2020_checkpoint_stage  # noqa: F401
-import mbertlab.studies.wd2020_data_stage  # noqa: F401
-import mbertlab.studies.wd2020_regress_stage  # noqa: F401
-from mbertlab.config import Config, parse_config
+from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
+from mbertlab.store.layout import TASK_FILES
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
-from mbertlab.studies.spec import StudySpec, deep_merge
+from mbertlab.studies.spec import StudySpec
 
 Task = Literal["upos", "ner", "parse"]
 Encoder = Literal["monolingual", "bilingual", "multilingual"]
@@ -151,20 +148,16 @@ def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:
     languages = [{"name": l.name, "sample_seed": i + 1, **l.generate} for i, l in enumerate(s.languages)]
     overrides = deep_merge({"sentences": sentences}, s.data.set)
     generated = stages.generate_job(s.data.preset, s.data.seed, {**overrides, "languages": languages})
-    from mbertlab.studies.wd2020_data_stage import BudgetConfig
-
-    budget = BudgetConfig(languages=[{"name": l.name, "sentences": l.sentences} for l in s.languages],
-                          dev_sentences=generated.config.sentences.dev)
-    return Job("wd2020_budget", budget, (generated,), label="budgets"), generated
+    budgets = {l.name: l.sentences for l in s.languages}
+    return stages.budget_job(generated, budgets, False, (), label="budgets"), generated
 
 
 def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
-    from mbertlab.studies import stages
-    from mbertlab.studies.wd2020_data_stage import SizesConfig
+    from mbertlab.corpus.stats import SizesConfig
 
     langs = []
     for lang in s.languages:
-        tasks = [{"task": t, "path": stages.TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
+        tasks = [{"task": t, "path": TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
                   "cap": _finetune(s, lang).get("max_train_sentences")}
                  for t in s.tasks if has_task(data, t, lang.name)]
         langs.append({"name": lang.name, "tasks": tasks})
@@ -225,11 +218,10 @@ def checkpoint_steps(settings: dict[str, Any]) -> list[int]:
 
 
 def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settings, seed: int, tags) -> list[Job]:
-    from mbertlab.studies import stages
     from mbertlab.studies.wd2020_checkpoint_stage import CheckpointTransferConfig
     from mbertlab.transfer.config import TransferConfig
 
-    pattern, fmt = stages.TASK_FILES[data.kind][s.curve.task]
+    pattern, fmt = TASK_FILES[data.kind][s.curve.task]
     splits = [sp for sp in ("train", "dev", "test") if _has_split(data, s.curve.task, lang.name, sp)]
     files = {sp: {"lang": lang.name, "split": sp, "path": pattern.format(lang=lang.name, split=sp), "format": fmt}
              for sp in splits}
@@ -244,9 +236,7 @@ def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settin
 
 def _has_split(data: Job, task: str, lang: str, split: str) -> bool:
     """Generated languages have every split; real task data has the files the spec names."""
-    from mbertlab.studies import stages
-
-    if task not in stages.TASK_FILES[data.kind]:
+    if task not in TASK_FILES[data.kind]:
         return False
     if data.kind == "generate":
         return True
@@ -260,7 +250,7 @@ def has_task(data: Job, task: str, lang: str) -> bool:
 
 
 def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> list[Job]:
-    from mbertlab.studies.wd2020_regress_stage import RegressConfig
+    from mbertlab.analysis.regress import RegressConfig
     from mbertlab.transfer.config import MAIN_METRIC
 
     jobs = []
@@ -275,7 +265,7 @@ def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> lis
 
 
 def _vocab_config():
-    from mbertlab.studies.vocab_stage import VocabCurveConfig
+    from mbertlab.analysis.vocab import VocabCurveConfig
 
     return VocabCurveConfig()
 

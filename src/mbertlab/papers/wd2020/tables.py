@@ -194,7 +194,7 @@ def _vocab_table(data: StudyRows) -> Table:
 
 
 def _vocab_plot(s, data: StudyRows) -> Plot:
-    from mbertlab.studies.vocab_stage import curve_png
+    from mbertlab.report.plots import coverage_png
 
     base = s.variants[0].name
     curves: dict[str, list[tuple[int, float]]] = {}
@@ -205,7 +205,7 @@ def _vocab_plot(s, data: StudyRows) -> Plot:
                 points[r.test_lang].append((int(r.extra["rank"]), r.value))
         for lang, pts in sorted(points.items()):
             curves[f"{lang} ({ENCODER_NAMES[enc]})"] = sorted(pts)
-    return Plot("Fig. 3: token coverage by vocabulary rank", curve_png("Token coverage by vocabulary rank", curves),
+    return Plot("Fig. 3: token coverage by vocabulary rank", coverage_png("Token coverage by vocabulary rank", curves),
                 "fig3-vocab")
 
 
@@ -215,7 +215,7 @@ def _dev_or_test(scores: list[tuple[str, float]]) -> list[float]:
 
 
 def _checkpoint_table(s, data: StudyRows) -> tuple[Table, Plot]:
-    from mbertlab.studies.vocab_stage import line_png
+    from mbertlab.report.plots import line_png
 
     metric, name = METRIC[s.curve.task]
     series: dict[tuple[str, str], dict[int, list]] = defaultdict(lambda: defaultdict(list))

@@ -1,5 +1,5 @@
-"""Stage kind `vocab_curve` (Wu & Dredze 2020 Fig. 3): how much of each language's text the vocabulary's
-most frequent items cover.
+"""Vocabulary coverage curves (Wu & Dredze 2020 Fig. 3): how much of each language's text the
+vocabulary's most frequent items cover.
 
 For every language of a shards artifact: count each vocabulary id in its training tokens, rank the ids
 by that count, and record the cumulative share of the language's tokens covered by the top r items, at
@@ -16,8 +16,7 @@ from pydantic import Field
 
 from mbertlab.config import Config
 from mbertlab.store.artifacts import Artifact, final_path
-from mbertlab.store.results import ResultRow
-from mbertlab.studies.jobs import RunContext
+from mbertlab.store.results import ResultRow, ResultsDB
 
 
 class VocabCurveConfig(Config):
@@ -38,13 +37,15 @@ def log_ranks(vocab_size: int, points: int) -> list[int]:
     return sorted({int(round(r)) for r in np.geomspace(1, vocab_size, points)})
 
 
-def vocab_curve_into(config: VocabCurveConfig, shards: Artifact, out: Path, ctx: RunContext) -> None:
+def vocab_curve_into(config: VocabCurveConfig, shards: Artifact, out: Path, results: ResultsDB,
+                     study: str = "") -> None:
+    from mbertlab.report.plots import coverage_png
     from mbertlab.tokenizers.shards import ShardReader
 
     reader = ShardReader(shards.path)
     size = reader.vocab_size
     where = str(final_path(out))
-    common = {"study": ctx.study, "task": "vocab", "model": f"{shards.stage}/{shards.hash}", "split": config.split,
+    common = {"study": study, "task": "vocab", "model": f"{shards.stage}/{shards.hash}", "split": config.split,
               "artifact": where, "config_hash": final_path(out).name}
     rows, curves = [], {}
     for lang in reader.languages:
@@ -62,45 +63,5 @@ def vocab_curve_into(config: VocabCurveConfig, shards: Artifact, out: Path, ctx:
         f.write("lang\trank\tcoverage\n")
         for lang, curve in curves.items():
             f.writelines(f"{lang}\t{r}\t{c:.6f}\n" for r, c in enumerate(curve, 1))
-    (out / "curve.png").write_bytes(curve_png("Token coverage by vocabulary rank", curves))
-    ctx.results.add(rows, replace_artifact=where)
-
-
-def curve_png(title: str, curves: dict[str, np.ndarray | list[tuple[int, float]]]) -> bytes:
-    """Coverage against rank (log x axis), one line per label; a curve is an array or (rank, share) points."""
-    lines = {label: [(r, 100 * c) for r, c in (enumerate(curve, 1) if isinstance(curve, np.ndarray) else curve)]
-             for label, curve in curves.items()}
-    return line_png(title, lines, "vocabulary items ranked by frequency in the language",
-                    "% of the language's tokens", logx=True)
-
-
-def line_png(title: str, lines: dict[str, list[tuple[float, float]]], xlabel: str, ylabel: str,
-             logx: bool = False) -> bytes:
-    """One line per label through its (x, y) points."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=110)
-    for label, points in lines.items():
-        ax.plot([x for x, _ in points], [y for _, y in points], label=label, marker="." if len(points) < 30 else None)
-    if logx:
-        ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def _build(config: VocabCurveConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    return ctx.store.build("vocab_curve", config, lambda out: vocab_curve_into(config, inputs[0], Path(out), ctx),
-                           inputs)
-
+    (out / "curve.png").write_bytes(coverage_png("Token coverage by vocabulary rank", curves))
+    results.add(rows, replace_artifact=where)

@@ -1,0 +1,100 @@
+"""Corpus statistics: sentences, tokens, characters, bytes, MB and WikiSize (log2 MB, Wu & Dredze 2020's
+measure of a language's resources) of a text, counted the same way wherever a corpus is written; and the
+sizes stage, which turns a corpus's `stats.json` into results rows — each language's WikiSize, MB and
+sentences plus each task's training sentences — so the factors of Wu & Dredze's Table 2 regression are
+recorded rather than typed.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from pydantic import Field
+
+from mbertlab.config import Config
+from mbertlab.errors import DataError
+from mbertlab.store.artifacts import Artifact, final_path
+from mbertlab.store.results import ResultRow, ResultsDB
+
+
+class TaskTrainFile(Config):
+    task: str
+    path: str = Field(description="Training file, relative to the task-data artifact.")
+    cap: int | None = Field(None, description="The transfer stage's max_train_sentences for this language.")
+
+
+class SizeLanguage(Config):
+    name: str
+    tasks: list[TaskTrainFile] = Field(default_factory=list)
+
+
+class SizesConfig(Config):
+    languages: list[SizeLanguage] = Field(min_length=1)
+
+
+def empty_stats() -> dict:
+    return {"sentences": 0, "tokens": 0, "characters": 0, "bytes": 0}
+
+
+def count_line(s: dict, text: str) -> None:
+    """One sentence more in `s` (a line of a text file: its bytes include the newline)."""
+    s["sentences"] += 1
+    s["tokens"] += len(text.split())
+    s["characters"] += len(text)
+    s["bytes"] += len(text.encode("utf-8")) + 1
+
+
+def add_sizes(s: dict) -> dict:
+    """MB and WikiSize = log2(MB), Wu & Dredze 2020's measure of a language's resources."""
+    s["mb"] = s["bytes"] / 2**20
+    s["wikisize"] = math.log2(s["mb"]) if s["mb"] > 0 else float("-inf")
+    return s
+
+
+def text_stats(path: str | Path) -> dict:
+    """The statistics of a plain-text file (streamed)."""
+    from mbertlab.formats.text import read_lines
+
+    s = empty_stats()
+    for line in read_lines(path):
+        count_line(s, line)
+    return add_sizes(s)
+
+
+def count_sentences(path: Path) -> int:
+    """Blank-line separated blocks of a CoNLL-U / NER column / UPOS TSV file (comments and -DOCSTART- skipped)."""
+    blocks, inside = 0, False
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            text = line.strip()
+            if not text:
+                inside = False
+            elif not text.startswith("#") and not text.startswith("-DOCSTART-") and not inside:
+                blocks, inside = blocks + 1, True
+    return blocks
+
+
+def sizes_into(config: SizesConfig, corpus: Artifact, data: Artifact, out: Path, results: ResultsDB,
+               study: str) -> None:
+    """`sizes.json` and one results row per language and measure, read from `corpus`'s statistics and
+    `data`'s task training files (each count capped at the fine-tuning budget)."""
+    stats = json.loads((corpus.path / "stats.json").read_text(encoding="utf-8"))
+    where = str(final_path(out))
+    rows, table = [], {}
+    for lang in config.languages:
+        if lang.name not in stats:
+            raise DataError(corpus.path / "stats.json", None, f"no statistics for language {lang.name!r}")
+        train = stats[lang.name]["train"]
+        table[lang.name] = {"wikisize": train["wikisize"], "mb": train["mb"], "sentences": train["sentences"]}
+        for task in lang.tasks:
+            n = count_sentences(data.path / task.path)
+            table[lang.name][f"train_sentences:{task.task}"] = min(n, task.cap) if task.cap else n
+    for lang, values in table.items():
+        for key, value in values.items():
+            metric, _, task = key.partition(":")
+            rows.append(ResultRow(metric=metric, value=float(value), study=study, task=task, test_lang=lang,
+                                  split="train", config_hash=final_path(out).name, artifact=where,
+                                  model=f"{corpus.stage}/{corpus.hash}"))
+    (out / "sizes.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    results.add(rows, replace_artifact=where)

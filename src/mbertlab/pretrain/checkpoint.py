@@ -1,0 +1,100 @@
+"""Exact checkpoint/resume of a pretraining run.
+
+Resume restores model, optimiser, every RNG (Python, NumPy data draws, torch, masking) and the step, so a run
+killed with SIGKILL and resumed ends with the same weights (bitwise in fp32).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mbertlab.pretrain.config import PretrainConfig
+from mbertlab.pretrain.data import Masker, MicroBatch, WindowSampler
+
+log = logging.getLogger("mbertlab")
+
+
+class TrainState:
+    """Everything that must survive a kill besides the weights."""
+
+    def __init__(self, config: PretrainConfig):
+        self.step = 0
+        self.data_rng = np.random.default_rng([config.seed, 1])
+        self.mask_gen = torch.Generator().manual_seed(config.seed * 1000 + 2)
+
+    def draw(self, sampler: WindowSampler, masker: Masker, rows: int, index: int) -> MicroBatch:
+        """The next global micro-batch (`index` is its global number). Nothing else draws from the data and mask
+        generators, so a run's micro-batches are a pure function of its seed, data settings and shards."""
+        batch = sampler.draw(self.data_rng, rows)  # [rows, S], on every rank
+        inputs, labels = masker(batch.input_ids, self.mask_gen)
+        return MicroBatch(index, batch, inputs, labels)
+
+    def state_dict(self) -> dict:
+        return {"step": self.step, "data_rng": self.data_rng.bit_generator.state,
+                "mask_gen": self.mask_gen.get_state(), "torch": torch.get_rng_state(),
+                "python": random.getstate(), "numpy": np.random.get_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.step = state["step"]
+        self.data_rng.bit_generator.state = state["data_rng"]
+        self.mask_gen.set_state(state["mask_gen"])
+        torch.set_rng_state(state["torch"])
+        random.setstate(state["python"])
+        np.random.set_state(state["numpy"])
+
+
+def copy_tokenizer(src: Path, dst: Path) -> None:
+    """The tokenizer files beside a saved model, so the directory loads as a Hugging Face model."""
+    for item in src.iterdir():
+        if item.is_file() and item.name != "config.json":
+            shutil.copy2(item, dst / item.name)
+
+
+def save_checkpoint(out: Path, model, opt, state: TrainState, tokenizer_dir: Path, keep: int) -> None:
+    """Write checkpoints/step-N atomically (temp dir, then rename); keep the newest `keep`."""
+    root = out / "checkpoints"
+    tmp = root / f".tmp-step-{state.step}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(str(tmp))
+    copy_tokenizer(tokenizer_dir, tmp)
+    torch.save({"optimizer": opt.state_dict(), "state": state.state_dict()}, tmp / "trainer_state.pt")
+    final = root / f"step-{state.step}"
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    for _, old in list_checkpoints(out)[:-keep]:
+        shutil.rmtree(old)
+
+
+def list_checkpoints(out: Path) -> list[tuple[int, Path]]:
+    """(step, directory) of every complete checkpoint, oldest first."""
+    root = Path(out) / "checkpoints"
+    if not root.is_dir():
+        return []
+    found = [(int(p.name.split("-")[1]), p) for p in root.glob("step-*") if (p / "trainer_state.pt").is_file()]
+    return sorted(found)
+
+
+def resume(out: Path, model, opt, state: TrainState) -> None:
+    """Load the newest checkpoint in `out`, if any, into model, optimiser and state."""
+    checkpoints = list_checkpoints(out)
+    if not checkpoints:
+        return
+    step, path = checkpoints[-1]
+    from safetensors.torch import load_file
+
+    model.load_state_dict(load_file(str(path / "model.safetensors")), strict=False)
+    model.tie_weights()
+    saved = torch.load(path / "trainer_state.pt", weights_only=False)
+    opt.load_state_dict(saved["optimizer"])
+    state.load_state_dict(saved["state"])
+    metrics = out / "metrics.jsonl"
+    if metrics.exists():  # drop evaluations logged after the checkpoint we resume from
+        rows = [l for l in metrics.read_text().splitlines() if json.loads(l)["step"] <= step]
+        metrics.write_text("".join(r + "\n" for r in rows))
+    log.info("resumed from %s", path)
