@@ -62,7 +62,7 @@ def test_coverage_curve_and_sentence_count_by_hand(tmp_path):
 
 
 def test_missing_checkpoint_names_what_was_kept(tmp_path):
-    from mbertlab.studies.wd2020_checkpoint_stage import checkpoint_dir
+    from mbertlab.transfer.checkpoint import checkpoint_dir
 
     (tmp_path / "checkpoints" / "step-20").mkdir(parents=True)
     with pytest.raises(DataError, match="kept: step-20; raise the pretrain config's keep_checkpoints"):

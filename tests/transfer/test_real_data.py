@@ -76,8 +76,8 @@ def test_upos_on_ud_with_arabic_v1_labels(tmp_path, real_encoder, shared_data):
 
 
 def test_parsing_on_ud_with_arabic_v1_relations(tmp_path, real_encoder, shared_data):
-    common = {"task": "parse", "lr": 2e-3, "epochs": 3, "max_train_sentences": 600, "arc_mlp": 128, "gold_upos": True, "batch_size": 16,
-              "label_mlp": 64, "train": ud("en", "en_partut-ud-train.conllu", "train", None),
+    common = {"task": "parse", "lr": 2e-3, "epochs": 3, "max_train_sentences": 600, "arc_mlp": 128, "gold_upos": True,
+              "batch_size": 16, "label_mlp": 64, "train": ud("en", "en_partut-ud-train.conllu", "train", None),
               "evaluate": [ud("en", "en_partut-ud-test.conllu"), ud("ar", "ar-ud-dev.conllu", n=60)]}
     out, results = run(tmp_path, real_encoder, shared_data, "parse", **common)
     base, _ = run(tmp_path, real_encoder, shared_data, "base", mode="majority", **common)

@@ -9,6 +9,8 @@ from typing import List, Optional
 import typer
 
 from mbertlab.cli.common import state
+from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES, get_task
+
 
 def register(app: typer.Typer) -> None:
     app.command("transfer")(transfer)
@@ -61,9 +63,7 @@ def transfer(
 
 
 def _print_table(table: dict[str, dict[str, dict[str, float]]], task: str) -> None:
-    from mbertlab.transfer.config import MAIN_METRIC
-
-    metric = MAIN_METRIC[task]
+    metric = get_task(task).metric
     columns = sorted({k for scores in table.values() for k in scores})
     typer.echo(f"{metric}: train \\ eval  " + "  ".join(f"{c:>10}" for c in columns))
     for source, scores in table.items():
@@ -88,36 +88,31 @@ def evaluate(
     run_dir: Path = typer.Argument(..., help="A transfer artifact made by `mbertlab finetune`."),
     gold: Path = typer.Argument(..., help="A file of the run's task (CoNLL-U, NER columns, XNLI or MLDoc TSV)."),
     lang: str = typer.Option("", help="Its language (names the prediction file)."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="conllu, ner, udpos, xnli or mldoc (default: by task)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help=f"{', '.join(DATA_FORMATS)} (default: by task)."),
     out: Path = typer.Option(Path("."), help="Folder for the prediction file."),
 ) -> None:
     """Predict a file with a saved model; writes predictions in the file's format and prints metrics as JSON."""
-    from mbertlab.store.layout import task_format
     from mbertlab.transfer.config import DataFile, TransferConfig
     from mbertlab.transfer.evaluate import evaluate_file
 
     task = TransferConfig.model_validate_json((run_dir / "config.json").read_text()).task
-    file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or task_format(task, str(gold)))
+    file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or get_task(task).format_of(gold))
     metrics, path = evaluate_file(run_dir, file, out)
     typer.echo(json.dumps(metrics, indent=1))
     typer.echo(str(path))
 
 
 def score(
-    task: str = typer.Argument(..., help="upos, ner, parse, xnli or mldoc."),
+    task: str = typer.Argument(..., help=", ".join(TASK_NAMES) + "."),
     gold: Path = typer.Argument(..., help="Gold file (CoNLL-U or XTREME TSV for UPOS; column file for NER; "
                                 "CoNLL-U for parse; TSV for xnli/mldoc)."),
     pred: Path = typer.Argument(..., help="Predictions in the same format."),
 ) -> None:
     """Re-score a prediction file against gold with the code that scores runs; prints JSON."""
-    from mbertlab.errors import ConfigError
-    from mbertlab.store.layout import TASK_FORMATS, task_format
     from mbertlab.transfer.config import DataFile
     from mbertlab.transfer.evaluate import score_files
 
-    if task not in TASK_FORMATS:
-        raise ConfigError(f"unknown task {task!r}; expected one of {', '.join(TASK_FORMATS)}")
-    files = [DataFile(lang="", path=str(p), format=task_format(task, str(p))) for p in (gold, pred)]
+    files = [DataFile(lang="", path=str(p), format=get_task(task).format_of(p)) for p in (gold, pred)]
     typer.echo(json.dumps(score_files(task, *files), indent=1))
 
 

@@ -1,7 +1,8 @@
 """What the transfer loop needs from a task: read gold records, encode them, a head, decode, score, write.
 
 Each task family (tagging, parsing, classification) implements `TaskAdapter`; the loop in `train.py`
-and the run in `run.py` know nothing task-specific.
+and the run in `run.py` know nothing task-specific. This module never imports the families: the task
+table (`tasks.py`) names each task's adapter and `adapter_for` imports it from there.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any, Iterable
 import torch
 from torch import nn
 
-from mbertlab.transfer.config import MAIN_METRIC, DataFile, TransferConfig
+from mbertlab.transfer.config import DataFile, TransferConfig
+from mbertlab.transfer.tasks import get_task
 
 
 def resolve(path: str, root: Path | None) -> Path:
@@ -42,7 +44,7 @@ class TaskAdapter:
     def __init__(self, task: str, config: TransferConfig | None = None):
         self.config = config  # None when only reading and scoring files
         self.task = task
-        self.main_metric = MAIN_METRIC[task]
+        self.main_metric = get_task(task).metric
 
     def read(self, file: DataFile, root: Path | None) -> Iterable:
         raise NotImplementedError
@@ -123,10 +125,5 @@ def train_batches(adapter: TaskAdapter, items: list, batch_size: int, gen: torch
 
 
 def adapter_for(task: str, config: TransferConfig | None = None) -> TaskAdapter:
-    if task in ("upos", "ner"):
-        from mbertlab.transfer.tagging import TaggingAdapter as cls
-    elif task == "parse":
-        from mbertlab.transfer.parsing import ParsingAdapter as cls
-    else:
-        from mbertlab.transfer.classification import ClassificationAdapter as cls
-    return cls(task, config)
+    """The task's adapter, its class looked up in the task table (so this module imports no family)."""
+    return get_task(task).adapter_class()(task, config)

@@ -6,16 +6,16 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from mbertlab.config import Config
+from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES, TASKS
 
-TASKS = ("upos", "ner", "parse", "xnli", "mldoc")
-MAIN_METRIC = {"upos": "accuracy", "ner": "f1", "parse": "las_nopunct", "xnli": "accuracy", "mldoc": "accuracy"}
+MAIN_METRIC = {name: task.metric for name, task in TASKS.items()}  # for the paper modules, until they read TASKS
 
 
 class DataFile(Config):
     lang: str
     split: str = Field("test", description="train, dev or test.")
     path: str
-    format: Literal["conllu", "ner", "udpos", "xnli", "mldoc"] = "conllu"
+    format: Literal[DATA_FORMATS] = "conllu"
     hypothesis_path: str | None = Field(None, description="XNLI: a parallel file (same examples, another "
                                         "language) whose hypotheses replace this file's (K et al. Table 11).")
     hypothesis_lang: str | None = None
@@ -25,7 +25,7 @@ class DataFile(Config):
 
 
 class TransferConfig(Config):
-    task: Literal["upos", "ner", "parse", "xnli", "mldoc"]
+    task: Literal[TASK_NAMES]
     mode: Literal["finetune", "random_init", "freeze", "feature", "bilstm_crf", "probe", "majority"] = Field(
         "finetune", description="finetune: all weights; random_init: same shape, fresh weights (a control); "
         "freeze: bottom `freeze_layers` frozen (0 = embeddings); feature: frozen encoder, scalar mix of all "

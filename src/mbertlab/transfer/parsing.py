@@ -56,7 +56,8 @@ class ParsingAdapter(TaskAdapter):
                 dropped += 1
                 continue
             rels = [self.index.get(strip_subtype(r), IGNORE) for r in s.deprels]
-            items.append(ParseItem(i, windows, list(s.heads), rels, [UPOS_INDEX.get(u, len(UPOS_TAGS)) for u in s.upos]))
+            upos = [UPOS_INDEX.get(u, len(UPOS_TAGS)) for u in s.upos]
+            items.append(ParseItem(i, windows, list(s.heads), rels, upos))
         if dropped:
             log.info("parsing: dropped %d training sentences over %d subwords", dropped, self.config.max_length)
         return items
