@@ -22,8 +22,6 @@ TASK_FILES = {
                  "mldoc": ("mldoc/{lang}.{split}.tsv", "mldoc")},
     "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner")},
 }
-# The format of a user's file of each task when none is named.
-TASK_FORMATS = {"upos": "conllu", "parse": "conllu", "ner": "ner", "xnli": "xnli", "mldoc": "mldoc"}
 
 
 def text_file(stage: str, lang: str, split: str) -> str:
@@ -39,12 +37,6 @@ def linked_task_file(lang: str, task: str, split: str, source: str) -> str:
     """Where a task_files artifact links a user's file: `<lang>/<task>/<split>` with the file's own extension."""
     return f"{lang}/{task}/{split}{Path(source).suffix or '.txt'}"
 
-
-def task_format(task: str, path: str) -> str:
-    """The format of a user's file of `task`: XTREME's UPOS TSV by extension, else the task's own."""
-    if task == "upos" and str(path).endswith(".tsv"):
-        return "udpos"
-    return TASK_FORMATS.get(task, "conllu")
 
 
 def file_format(path: str) -> str:

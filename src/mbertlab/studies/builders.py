@@ -26,6 +26,7 @@ from mbertlab.store.layout import text_path
 from mbertlab.studies.jobs import RunContext
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
+from mbertlab.transfer.checkpoint import CheckpointTransferConfig, run_checkpoint_transfer
 from mbertlab.transfer.config import TransferConfig
 
 # Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
@@ -169,3 +170,8 @@ def build_balance(config: BalanceConfig, inputs: list[Artifact], ctx: RunContext
     models = 1 + len(config.models)
     return ctx.store.build("balance", config, lambda out: balance_into(
         config, inputs[0], inputs[1:models], inputs[models:], Path(out), ctx.results, ctx.study), inputs)
+
+
+def build_wd2020_checkpoint(config: CheckpointTransferConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    pretrain, data = inputs
+    return run_checkpoint_transfer(config, ctx.store, ctx.results, pretrain, data, ctx.study)

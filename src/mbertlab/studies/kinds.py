@@ -11,7 +11,7 @@ from typing import Mapping
 
 from mbertlab.errors import ConfigError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
-from mbertlab.studies import builders, wd2020_checkpoint_stage
+from mbertlab.studies import builders
 from mbertlab.studies.jobs import Job, StageKind
 
 # kind: (store stage, builder, rough relative cost for the study ETA)
@@ -37,7 +37,7 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "vocab_curve": StageKind("vocab_curve", builders.build_vocab_curve, 0.05),
     "wd2020_sizes": StageKind("wd2020_sizes", builders.build_sizes, 0.05),
     "wd2020_regress": StageKind("wd2020_regress", builders.build_wd2020_regress, 0.05),
-    "wd2020_checkpoint": StageKind("ckpt_transfer", wd2020_checkpoint_stage._build, 1.5),
+    "wd2020_checkpoint": StageKind("ckpt_transfer", builders.build_wd2020_checkpoint, 1.5),
 }
 _USER_STAGE_KINDS: dict[str, StageKind] = {}
 

@@ -22,8 +22,9 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.store.layout import TASK_FILES, TEXT_FILES, linked_task_file, task_format, text_file
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES, linked_task_file, text_file
 from mbertlab.studies.data import GeneratedData
+from mbertlab.transfer.tasks import get_task
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
@@ -268,7 +269,7 @@ def task_file(s: Wd2019Settings, data: Job, lang: str, task: str, split: str) ->
     if f is None:
         return None
     return {"lang": lang, "split": split, "path": linked_task_file(lang, task, split, f.path),
-            "format": f.format or task_format(task, f.path),
+            "format": f.format or get_task(task).format_of(f.path),
             "start": f.start, "end": f.end}
 
 

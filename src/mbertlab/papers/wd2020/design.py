@@ -218,7 +218,7 @@ def checkpoint_steps(settings: dict[str, Any]) -> list[int]:
 
 
 def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settings, seed: int, tags) -> list[Job]:
-    from mbertlab.studies.wd2020_checkpoint_stage import CheckpointTransferConfig
+    from mbertlab.transfer.checkpoint import CheckpointTransferConfig
     from mbertlab.transfer.config import TransferConfig
 
     pattern, fmt = TASK_FILES[data.kind][s.curve.task]
