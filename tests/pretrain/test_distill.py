@@ -196,7 +196,9 @@ def test_cache_with_k_equal_to_the_vocabulary_gives_the_live_loss(tmp_path, pair
 
 def test_bad_teacher_settings_are_config_errors(tmp_path, pair_shards, teachers):
     shards = ShardReader(pair_shards)
-    make = lambda **k: PretrainConfig.model_validate({**TINY, "objective": "distill", **k})
+    def make(**k):
+        return PretrainConfig.model_validate({**TINY, "objective": "distill", **k})
+
     with pytest.raises(ConfigError, match="missing"):
         Distiller.from_config(make(teachers={"src": teachers["src"]}), shards, World())
     with pytest.raises(ConfigError, match="neither"):

@@ -37,7 +37,9 @@ def test_rare_selection_prefers_rare_tokens():
     gen = torch.Generator().manual_seed(1)
     _, uniform = Masker(vocab, 5, 0.15)(ids, gen)
     _, rare = Masker(vocab, 5, 0.15, counts)(ids, gen)
-    share = lambda labels: (labels == 60).sum().item() / (labels != IGNORE).sum().item()
+    def share(labels):
+        return (labels == 60).sum().item() / (labels != IGNORE).sum().item()
+
     assert abs(share(uniform) - 0.5) < 0.05 and share(rare) > 0.8
 
 

@@ -260,7 +260,7 @@ def test_overlap_and_correlate_name_missing_inputs(run, tmp_path):
     from mbertlab.errors import DataError
     from mbertlab.analysis.correlate import CorrelateConfig, task_points
     from mbertlab.analysis.overlap import language_pieces
-    from mbertlab.transfer.config import MAIN_METRIC
+    from mbertlab.transfer.tasks import TASKS
 
     _, ctx = run
     transfer = next(p for p in (ctx.store.workdir / "transfer").glob("[0-9a-f]*")
@@ -275,6 +275,6 @@ def test_overlap_and_correlate_name_missing_inputs(run, tmp_path):
     (broken / "config.json").write_text((transfer / "config.json").read_text())
     (broken / "scores.json").write_text(json.dumps(scores))
     overlap = {l: {"p_type": 0.5, "p_token": 0.5} for l in ("s75", "s25", "fake")}
-    config = CorrelateConfig(metrics=dict(MAIN_METRIC))
+    config = CorrelateConfig(metrics={name: task.metric for name, task in TASKS.items()})
     with pytest.raises(DataError, match="no test score for target 's25'"):
         task_points(config, overlap, [broken])

@@ -182,7 +182,7 @@ def test_report_has_the_papers_tables_and_a_full_scorecard(ran):
     text = md.read_text()
     assert "| WikiSize | languages | Monolingual BERT | Bilingual BERT | mBERT |" in text
     assert "| ≤ -7.5 | lo_a |" in text
-    assert "| model | variant | NER | POS | Parsing (LAS) |" in text
+    assert "| model | variant | NER | POS | Parsing |" in text
     assert "| Monolingual BERT | small |" in text and "| Bilingual BERT | small |" in text
     assert "### Table 2: OLS" in text and "| NER | wikisize |" in text
     assert "### Fig. 3:" in text and "| mBERT: hi_a+hi_b+lo_a | base | lo_a |" in text

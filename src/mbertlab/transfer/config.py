@@ -6,9 +6,8 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from mbertlab.config import Config
-from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES, TASKS
+from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
-MAIN_METRIC = {name: task.metric for name, task in TASKS.items()}  # for the paper modules, until they read TASKS
 
 
 class DataFile(Config):

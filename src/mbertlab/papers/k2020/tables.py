@@ -11,11 +11,13 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.papers.k2020.design import mixed_lang, plan, setting_value
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
+from mbertlab.transfer.tasks import get_task
 
-SHORT = {"upos": "UPOS", "ner": "NER", "parse": "LAS", "xnli": "XNLI", "mldoc": "MLDoc"}
-HEADLINE = {"upos": ("accuracy", "UPOS accuracy"), "ner": ("f1", "NER entity F1"),
-            "parse": ("las_nopunct", "LAS (no punctuation)"), "xnli": ("accuracy", "XNLI accuracy"),
-            "mldoc": ("accuracy", "MLDoc accuracy")}
+
+
+def headline(task: str) -> str:
+    """A task's score as the tables name it, e.g. 'NER entity F1'."""
+    return f"{get_task(task).title} {get_task(task).metric_title}"
 
 
 
@@ -29,8 +31,8 @@ def conditions_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB)
         conditions = [c for c in s.conditions if task in condition_tasks(s, c)]
         table, series = _task_table(s, task, conditions, rows)
         tables.append(table)
-        plots.append(bar_plot(f"{HEADLINE[task][1]}: zero-shot from {s.source}", f"{task}-zero-shot",
-                              [c.name for c in conditions], series, HEADLINE[task][1]))
+        plots.append(bar_plot(f"{headline(task)}: zero-shot from {s.source}", f"{task}-zero-shot",
+                              [c.name for c in conditions], series, headline(task)))
     if s.retrieval:
         tables.append(_retrieval_table(s, rows))
     tables += [_factor_table(s, table, rows) for table in s.tables]
@@ -57,7 +59,7 @@ def all_tasks(s, conditions=None) -> list[str]:
 
 
 def _task_table(s, task: str, conditions, rows) -> tuple[Table, dict]:
-    metric, title = HEADLINE[task]
+    metric, title = get_task(task).metric, headline(task)
     columns = ["condition", "target", f"source ({s.source})", "zero-shot target", "Δ",
                "random init: target", "majority: target"]
     body, series = [], {"pretrained": [], "random init": [], "majority": []}
@@ -91,19 +93,20 @@ def _factor_table(s, spec_table, rows) -> Table:
     tasks = all_tasks(s, [conditions[r.condition] for r in spec_table.rows])
     columns = [spec_table.factor, "condition", "target"]
     for task in tasks:
-        columns += [f"{SHORT[task]} source ({s.source})", f"{SHORT[task]} target", f"{SHORT[task]} Δ"]
+        short = get_task(task).title
+        columns += [f"{short} source ({s.source})", f"{short} target", f"{short} Δ"]
     body = []
     for row in spec_table.rows:
         cond = conditions[row.condition]
         level = row.level if row.level is not None else setting_value(s, cond, spec_table.key)
         line: list = [level, cond.name, cond.target]
         for task in tasks:
-            metric = HEADLINE[task][0]
+            metric = get_task(task).metric
             trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
             src, tgt = lang_cell(trained, metric, s.source), lang_cell(trained, metric, cond.target)
             line += [src, tgt, delta(src, tgt)]
         body.append(line)
-    metrics = ", ".join(HEADLINE[t][1] for t in tasks)
+    metrics = ", ".join(headline(t) for t in tasks)
     return Table(spec_table.title, columns, body,
                  note=f"Scores in % ({metrics}); fine-tuned on {s.source}, target tested zero-shot; "
                       "Δ = source − target per seed.")

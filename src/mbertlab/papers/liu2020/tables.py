@@ -9,9 +9,9 @@ from mbertlab.report.tables import Table, delta
 from mbertlab.papers.liu2020.design import BERT, STATIC_NAMES
 from mbertlab.studies.rows import StudyRows, cell
 from mbertlab.studies.spec import StudySpec
+from mbertlab.transfer.tasks import get_task
 
 POS_COLUMNS = ("NOUN", "VERB", "ADJ", "ADV", "open", "closed")
-TASK_TITLES = {"xnli": "XNLI", "mldoc": "MLDoc"}
 
 
 
@@ -51,7 +51,7 @@ def _retrieval_table(s, rows_of, models, sizes) -> Table:
 
 
 def _window_table(s, rows_of, size: str) -> Table:
-    columns = ["Model", "Window", "MRR", "P@1"] + [f"{TASK_TITLES[t]} {s.target}" for t in s.tasks]
+    columns = ["Model", "Window", "MRR", "P@1"] + [f"{get_task(t).title} {s.target}" for t in s.tasks]
     body = []
     for window in ("full", "short"):
         retrieval = rows_of.select("word_retrieval", method=BERT, size=size, window=window)
@@ -66,7 +66,7 @@ def _window_table(s, rows_of, size: str) -> Table:
 
 
 def _task_table(s, rows_of, models, sizes, task: str) -> Table:
-    title = TASK_TITLES[task]
+    title = get_task(task).title
     columns = ["Model", "Size", f"{s.source} (train language)", f"{s.target} (zero-shot)", "Δ"]
     body = []
     for model in models:

@@ -14,10 +14,9 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.papers.lms2023.design import VARIANTS
 from mbertlab.studies.rows import StudyRows
 from mbertlab.studies.spec import StudySpec
-from mbertlab.transfer.config import MAIN_METRIC
+from mbertlab.transfer.tasks import get_task
 
 GROUPS = ("low", "high", "all")
-TASK_TITLE = {"upos": "POS probe accuracy", "ner": "NER probe entity F1"}
 
 
 def lms2023_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB) -> Report:
@@ -95,7 +94,7 @@ def _language_table(lset, balance, variants) -> Table:
 
 
 def _probe_table(lset, groups, task: str, probes, variants) -> Table:
-    metric = MAIN_METRIC[task]
+    metric = get_task(task).metric
     inlang: dict[str, dict] = defaultdict(dict)
     zero: dict[str, dict] = defaultdict(dict)
     for job, rs in probes.items():
@@ -115,7 +114,8 @@ def _probe_table(lset, groups, task: str, probes, variants) -> Table:
                  for g in GROUPS]
         cells += [_per_seed_mean(zero[v], [l for l in groups[g] if l != lset.source], 100, 1) for g in GROUPS]
         body.append([v] + cells)
-    return Table(f"{TASK_TITLE[task]}, {lset.name} (zero-shot from {lset.source})", columns, body,
+    kind = get_task(task)
+    return Table(f"{kind.title} probe {kind.metric_title}, {lset.name} (zero-shot from {lset.source})", columns, body,
                  note="In-language columns average the languages that were probed in-language (spec key in_language).")
 
 

@@ -10,22 +10,18 @@ from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, encoder_depth,
                                            study_languages)
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
+from mbertlab.transfer.tasks import get_task
 
-TASK_NAMES = {"xnli": "XNLI", "mldoc": "MLDoc", "ner": "NER", "upos": "POS", "parse": "Parsing"}
-METRIC_NAMES = {"xnli": "accuracy", "mldoc": "accuracy", "ner": "entity F1", "upos": "accuracy",
-                "parse": "LAS (no punctuation)"}
 SOURCE_NOTE = "selected on the source dev set (no target data)"
 
 
 
 
 def wd2019_report(spec: StudySpec, store, results) -> Report:
-    from mbertlab.transfer.config import MAIN_METRIC
-
     s = spec.settings
     rows = StudyRows.load(plan(spec), store, results)
     _, targets = study_languages(spec, next(j for j in rows.jobs if j.kind == "transfer").inputs[-1])
-    ctx = (s, rows, targets, MAIN_METRIC)
+    ctx = (s, rows, targets, {t: get_task(t).metric for t in s.tasks})
     tables, plots = [_zero_shot_table(*ctx, FINETUNE_ALL)], []
     if len(s.strategies) > 1 or s.strategies != ["finetune"]:
         tables.append(_strategy_table(*ctx))
@@ -53,7 +49,7 @@ def _zero_shot_table(s, rows, targets, main, strategy) -> Table:
             if model == "majority" and not s.majority:
                 continue
             found = rows.select("transfer", task=task, **sel, **_no_gold(task))
-            body.append([TASK_NAMES[task], METRIC_NAMES[task], model] +
+            body.append([get_task(task).title, get_task(task).metric_title, model] +
                         [lang_cell(found, main[task], lang) for lang in [s.source, *targets, "avg"]])
     return Table(f"Zero-shot transfer from {s.source} (Wu & Dredze 2019 Tables 1-4 layout)", columns, body)
 
@@ -67,7 +63,8 @@ def _strategy_table(s, rows, targets, main) -> Table:
     tasks = s.strategy_tasks or s.tasks
     names = [FINETUNE_ALL] + ([freeze_label(k) for k in freeze_levels(s, encoder_depth(s))]
                               if "freeze" in s.strategies else []) + ([FEATURE] if "feature" in s.strategies else [])
-    columns = ["strategy"] + [f"{TASK_NAMES[t]} {s.source}" for t in tasks] + [f"{TASK_NAMES[t]} avg" for t in tasks]
+    titles = [get_task(t).title for t in tasks]
+    columns = ["strategy"] + [f"{t} {s.source}" for t in titles] + [f"{t} avg" for t in titles]
     body = []
     for name in names:
         found = {t: rows.select("transfer", task=t, strategy=name, **_no_gold(t)) for t in tasks}
@@ -106,7 +103,7 @@ def _langid_table(s, rows) -> Table:
 
 def _overlap_table(s, rows, targets, main) -> Table:
     overlap = rows.select("overlap")
-    columns = ["target", "p_type", "p_token"] + [f"{TASK_NAMES[t]} zero-shot" for t in s.tasks]
+    columns = ["target", "p_type", "p_token"] + [f"{get_task(t).title} zero-shot" for t in s.tasks]
     body = []
     for lang in targets:
         line: list = [lang] + [lang_cell(overlap, kind, lang, 1.0, 3, "train") for kind in ("p_type", "p_token")]
@@ -126,7 +123,7 @@ def _correlation_table(s, rows) -> Table:
     body = []
     for task in names:
         mine = [r for r in found if r.task == task]
-        line: list = [TASK_NAMES.get(task, "pooled (z-scored per task)")]
+        line: list = [get_task(task).title if task != "pooled" else "pooled (z-scored per task)"]
         for kind in ("p_type", "p_token"):
             for metric in ("pearson_r", "pearson_r_null95"):
                 line.append(cell(mine, metric, 1.0, 2, overlap=kind))
@@ -165,7 +162,7 @@ def _overlap_plot(s, rows, targets, main) -> list[Plot]:
         for r in rows.select("transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task)):
             x = overlap.get((str(r.seed), r.test_lang))
             if r.metric == main[task] and r.split == "test" and r.test_lang in targets and x is not None:
-                xs, ys = points.setdefault(TASK_NAMES[task], ([], []))
+                xs, ys = points.setdefault(get_task(task).title, ([], []))
                 xs.append(x)
                 ys.append(r.value)
     if not points:

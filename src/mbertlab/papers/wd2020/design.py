@@ -251,13 +251,13 @@ def has_task(data: Job, task: str, lang: str) -> bool:
 
 def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> list[Job]:
     from mbertlab.analysis.regress import RegressConfig
-    from mbertlab.transfer.config import MAIN_METRIC
+    from mbertlab.transfer.tasks import get_task
 
     jobs = []
     for task in s.tasks:
         scored = [j for j in transfers if j.tag("task") == task]
         if scored:
-            config = RegressConfig(task=task, metric=MAIN_METRIC[task], factors=s.regression.factors,
+            config = RegressConfig(task=task, metric=get_task(task).metric, factors=s.regression.factors,
                                    alpha=s.regression.alpha)
             jobs.append(Job("wd2020_regress", config, (sizes, *scored), label=f"regression {task}",
                             tags=(("task", task), ("encoder", s.regression.encoder))))

@@ -13,8 +13,8 @@ from mbertlab.report.tables import Cell, Table
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.rows import StudyRows, values
 from mbertlab.studies.spec import StudySpec
+from mbertlab.transfer.tasks import get_task
 
-METRIC = {"ner": ("f1", "NER"), "upos": ("accuracy", "POS"), "parse": ("las_nopunct", "Parsing (LAS)")}
 ENCODER_NAMES = {"monolingual": "Monolingual BERT", "bilingual": "Bilingual BERT", "multilingual": "mBERT"}
 
 
@@ -78,7 +78,7 @@ def _groups(s, sizes) -> dict[str, list]:
 
 def _sizes_table(s, sizes) -> Table:
     columns = ["language", "role", "paired with", "sentences", "MB", "WikiSize"] + \
-              [f"{METRIC[t][1]} train sentences" for t in s.tasks]
+              [f"{get_task(t).title} train sentences" for t in s.tasks]
     body = []
     for lang in s.languages:
         z = sizes.get(lang.name, {})
@@ -98,7 +98,7 @@ def _scores(data: StudyRows, metric: str, **tags: str) -> list[float]:
 
 
 def _group_table(s, data: StudyRows, sizes, task: str) -> Table:
-    metric, name = METRIC[task]
+    metric, name = get_task(task).metric, get_task(task).title
     base = s.variants[0].name
     columns = ["WikiSize", "languages"] + [ENCODER_NAMES[e] for e in ("monolingual", "bilingual", "multilingual")]
     body = []
@@ -115,12 +115,13 @@ def _group_table(s, data: StudyRows, sizes, task: str) -> Table:
 def _language_table(s, data: StudyRows, sizes) -> Table:
     base = s.variants[0].name
     encs = ("monolingual", "bilingual", "multilingual")
-    columns = ["language", "role", "WikiSize"] + [f"{METRIC[t][1]}: {ENCODER_NAMES[e]}" for t in s.tasks for e in encs]
+    columns = ["language", "role", "WikiSize"]
+    columns += [f"{get_task(t).title}: {ENCODER_NAMES[e]}" for t in s.tasks for e in encs]
     body = []
     for lang in sorted(s.languages, key=lambda l: -sizes.get(l.name, {}).get("wikisize", -math.inf)):
         z = sizes.get(lang.name, {})
         body.append([lang.name, lang.resource, f"{z['wikisize']:.2f}" if "wikisize" in z else "—"] +
-                    [_cell(_scores(data, METRIC[t][0], encoder=e, variant=base, lang=lang.name, task=t))
+                    [_cell(_scores(data, get_task(t).metric, encoder=e, variant=base, lang=lang.name, task=t))
                      for t in s.tasks for e in encs])
     return Table("In-language test scores per language (base encoders)", columns, body)
 
@@ -136,7 +137,7 @@ def _regression_table(s, data: StudyRows) -> Table:
         for factor in s.regression.factors:
             uni, multi = _fit_row(rows, f"coef:{factor}", factor), _fit_row(rows, f"coef:{factor}")
             r2u, r2m = _fit_row(rows, "r2", factor), _fit_row(rows, "r2")
-            body.append([METRIC[task][1], factor, _num(uni), _num(uni, "p_value"), _num(r2u), _num(multi),
+            body.append([get_task(task).title, factor, _num(uni), _num(uni, "p_value"), _num(r2u), _num(multi),
                          _num(multi, "p_value"), _num(r2m), str(multi.extra["nobs"]) if multi else "—"])
     return Table(f"Table 2: OLS of in-language {s.regression.encoder} scores (0–1) on resource factors", columns,
                  body,
@@ -160,15 +161,15 @@ def _num(row: ResultRow | None, key: str = "value") -> str:
 
 def _variants_table(s, data: StudyRows) -> Table:
     low = [l.name for l in s.languages if l.resource == "low"]
-    columns = ["model", "variant"] + [METRIC[t][1] for t in s.tasks]
+    columns = ["model", "variant"] + [get_task(t).title for t in s.tasks]
     body = [["mBERT", s.variants[0].name] +
-            [_cell([v for l in low for v in _scores(data, METRIC[t][0], encoder="multilingual", lang=l, task=t)])
+            [_cell([v for l in low for v in _scores(data, get_task(t).metric, encoder="multilingual", lang=l, task=t)])
              for t in s.tasks]]
     for enc in ("monolingual", "bilingual"):
         for variant in s.variants:
             body.append([ENCODER_NAMES[enc], variant.name] +
-                        [_cell([v for l in low for v in _scores(data, METRIC[t][0], encoder=enc, variant=variant.name,
-                                                                 lang=l, task=t)])
+                        [_cell([v for l in low for v in _scores(data, get_task(t).metric, encoder=enc,
+                                                                variant=variant.name, lang=l, task=t)])
                          for t in s.tasks])
     return Table(f"Table 4: low-resource languages ({', '.join(low)}), in-language test scores by model variant",
                  columns, body, note="Variants change the model shape, the tokenizer's vocabulary or the "
@@ -217,7 +218,7 @@ def _dev_or_test(scores: list[tuple[str, float]]) -> list[float]:
 def _checkpoint_table(s, data: StudyRows) -> tuple[Table, Plot]:
     from mbertlab.report.plots import line_png
 
-    metric, name = METRIC[s.curve.task]
+    metric, name = get_task(s.curve.task).metric, get_task(s.curve.task).title
     series: dict[tuple[str, str], dict[int, list]] = defaultdict(lambda: defaultdict(list))
     for job, r in data.tagged("wd2020_checkpoint"):
         if r.metric == metric and r.test_lang == job.tag("lang"):
