@@ -84,6 +84,7 @@ def resume(out: Path, model, opt, state: TrainState) -> None:
     """Load the newest checkpoint in `out`, if any, into model, optimiser and state."""
     checkpoints = list_checkpoints(out)
     if not checkpoints:
+        drop_metrics_after(out, 0)  # killed after the first evaluation, before its checkpoint
         return
     step, path = checkpoints[-1]
     from safetensors.torch import load_file
@@ -93,8 +94,22 @@ def resume(out: Path, model, opt, state: TrainState) -> None:
     saved = torch.load(path / "trainer_state.pt", weights_only=False)
     opt.load_state_dict(saved["optimizer"])
     state.load_state_dict(saved["state"])
-    metrics = out / "metrics.jsonl"
-    if metrics.exists():  # drop evaluations logged after the checkpoint we resume from
-        rows = [l for l in metrics.read_text().splitlines() if json.loads(l)["step"] <= step]
-        metrics.write_text("".join(r + "\n" for r in rows))
+    drop_metrics_after(out, step)
     log.info("resumed from %s", path)
+
+
+def drop_metrics_after(out: Path, step: int) -> None:
+    """Drop evaluations logged after `step`, the checkpoint a run resumes from: the resumed run logs them
+    again, and a kill between evaluation and checkpoint would otherwise leave each such step twice."""
+    metrics = Path(out) / "metrics.jsonl"
+    if metrics.exists():
+        rows = [l for l in metrics.read_text().splitlines() if _step_of(l) <= step]
+        metrics.write_text("".join(r + "\n" for r in rows))
+
+
+def _step_of(line: str) -> float:
+    """A row's step; a line cut short by a kill mid-write counts as after every checkpoint."""
+    try:
+        return json.loads(line)["step"]
+    except (ValueError, KeyError, TypeError):
+        return float("inf")

@@ -1,12 +1,26 @@
 """Pretraining configs: the encoder's shape and the run (objective, data layout, optimisation)."""
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field, ValidationInfo, field_validator, model_serializer
+from pydantic_core import PydanticCustomError
 
 from mbertlab.config import Config
 from mbertlab.corpus.build import omit_defaults
+from mbertlab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mbertlab.tokenizers.shards import ShardReader
+
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+Beta = Annotated[float, Field(ge=0.0, lt=1.0)]
+
+
+def _invalid(message: str, **values) -> PydanticCustomError:
+    """A validator error whose message reads without pydantic's 'Value error, ' prefix."""
+    return PydanticCustomError("invalid", message, values)
 
 
 class ModelShape(Config):
@@ -19,6 +33,16 @@ class ModelShape(Config):
                            "lab scale 0 leaves the loss plateau far sooner (docs/lab-recipe.md).")
     attention: Literal["eager", "sdpa"] = Field("eager", description="eager is fastest in bf16 on CPU here.")
 
+    @field_validator("heads")
+    @classmethod
+    def _heads_divide_hidden(cls, heads: int, info: ValidationInfo) -> int:
+        """Attention splits the hidden size evenly across heads; Hugging Face fails deep inside otherwise."""
+        hidden = info.data.get("hidden")
+        if hidden is not None and hidden % heads:
+            raise _invalid("model.hidden {hidden} is not a multiple of model.heads {heads}", hidden=hidden,
+                           heads=heads)
+        return heads
+
 
 class PretrainConfig(Config):
     seed: int = 0
@@ -28,9 +52,9 @@ class PretrainConfig(Config):
     batch_size: int = Field(128, ge=1, description="Sequences per optimiser step (all accumulation micro-batches).")
     accumulation: int = Field(1, ge=1)
     seq_len: int = Field(16, ge=4, description="Tokens per training window (XLM-style stream).")
-    lr: float = 1e-3
-    betas: tuple[float, float] = (0.9, 0.98)
-    weight_decay: float = 0.01
+    lr: float = Field(1e-3, gt=0.0)
+    betas: tuple[Beta, Beta] = (0.9, 0.98)
+    weight_decay: float = Field(0.01, ge=0.0)
     warmup: int = Field(300, ge=0)
     schedule: Literal["constant", "linear", "inverse_sqrt"] = "constant"
     grad_clip: float = 1.0
@@ -46,7 +70,7 @@ class PretrainConfig(Config):
     nsp: bool = Field(False, description="Next-sentence prediction (pairs only; K et al. compare with and without).")
     markers: bool = Field(False, description="Language markers [SEP-xx] (the tokenizer must have them): they "
                           "replace [SEP] in pairs and open every stream window.")
-    permute: dict[str, float] = Field(default_factory=dict, description="Per language share p of word-piece "
+    permute: dict[str, Share] = Field(default_factory=dict, description="Per language share p of word-piece "
                                       "pairs swapped (K et al. §3.2.2).")
     checkpoint_every: int = Field(500, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
@@ -64,6 +88,39 @@ class PretrainConfig(Config):
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
         return omit_defaults(handler(self), self, DISTILL_KEYS)
+
+    @field_validator("accumulation")
+    @classmethod
+    def _accumulation_divides_batch(cls, accumulation: int, info: ValidationInfo) -> int:
+        """Each optimiser step draws `accumulation` micro-batches of batch_size // accumulation rows: a remainder
+        would be silently dropped, and fewer rows than micro-batches leaves empty ones."""
+        batch = info.data.get("batch_size")
+        if batch is not None and batch % accumulation:
+            raise _invalid("batch_size {batch} is not a multiple of accumulation {accumulation}", batch=batch,
+                           accumulation=accumulation)
+        return accumulation
+
+    @field_validator("seq_len")
+    @classmethod
+    def _seq_len_fits_positions(cls, seq_len: int, info: ValidationInfo) -> int:
+        """A window longer than the position table fails in the embedding lookup. With init_from the loaded
+        model's table counts instead (`check_against_run` compares it)."""
+        model, init_from = info.data.get("model"), info.data.get("init_from")
+        if model is not None and init_from is None and seq_len > model.max_positions:
+            raise _invalid("seq_len {seq_len} exceeds model.max_positions {max_positions}", seq_len=seq_len,
+                           max_positions=model.max_positions)
+        return seq_len
+
+
+def check_against_run(config: PretrainConfig, shards: ShardReader) -> None:
+    """What only the run's inputs can tell: init_from exists and permute names languages of the shards.
+    Called before the artifact's directory is made, so a rejected config leaves nothing behind."""
+    if config.init_from is not None and not Path(config.init_from).is_dir():
+        raise ConfigError(f"pretrain: key 'init_from': {config.init_from}: no such directory")
+    unknown = sorted(set(config.permute) - set(shards.languages))
+    if unknown:
+        raise ConfigError(f"pretrain: key 'permute': {', '.join(unknown)} not among the shards' languages "
+                          f"({', '.join(shards.languages)})")
 
 
 DISTILL_KEYS = ("objective", "teachers", "temperature", "hard_weight", "teacher_cache")

@@ -13,7 +13,7 @@ import torch
 
 from mbertlab.errors import ConfigError
 from mbertlab.pretrain.checkpoint import TrainState, copy_tokenizer, resume, save_checkpoint
-from mbertlab.pretrain.config import PretrainConfig
+from mbertlab.pretrain.config import PretrainConfig, check_against_run
 from mbertlab.pretrain.data import Masker, WindowSampler, dev_batches, training_data
 from mbertlab.pretrain.distributed import World, world_from_env
 from mbertlab.pretrain.evaluate import log_dev_scores
@@ -46,7 +46,8 @@ class Run:
 def build_pretrain(store: ArtifactStore, config: PretrainConfig, shards: Artifact) -> Artifact:
     """The pretrain artifact, also under torchrun: rank 0 owns the store's build (lock, `.partial-<hash>`,
     rename); the other ranks train in that same directory and write nothing, so no rank waits on a lock
-    the others hold."""
+    the others hold. The config is checked against the shards first, so a rejected one leaves no directory."""
+    check_against_run(config, ShardReader(shards.path))
     if not world_from_env().main:
         hash_ = store.hash_for("pretrain", config, [shards])
         pretrain_into(config, shards.path, store.workdir / "pretrain" / f".partial-{hash_}")
@@ -74,10 +75,14 @@ def open_run(config: PretrainConfig, shards_dir: Path, out: Path) -> Run:
     world = world_from_env()
     seed_everything(config.seed)
     shards = ShardReader(shards_dir)
+    check_against_run(config, shards)
     if config.nsp and config.layout != "pairs":
         raise ConfigError("pretrain: nsp needs layout: pairs (next-sentence prediction is over sentence pairs)")
     model = load_model(config.init_from, config.model.attention) if config.init_from else \
         new_model(config.model, shards.vocab_size, nsp=config.nsp)
+    if config.seq_len > model.config.max_position_embeddings:  # init_from: the loaded model's table counts
+        raise ConfigError(f"pretrain: key 'seq_len': {config.seq_len} exceeds the {config.init_from} model's "
+                          f"{model.config.max_position_embeddings} positions")
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay)
     state = TrainState(config)
     resume(out, model, opt, state)

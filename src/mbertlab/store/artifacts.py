@@ -24,7 +24,7 @@ from filelock import FileLock
 
 from mbertlab import __version__
 from mbertlab.config import Config, content_hash
-from mbertlab.errors import ArtifactError
+from mbertlab.errors import ArtifactError, ConfigError
 
 log = logging.getLogger("mbertlab")
 
@@ -101,6 +101,8 @@ class ArtifactStore:
     def open(self, ref: str | Path, stage: str | None = None) -> Artifact:
         """An artifact by directory path, `stage/hash`, or hash (prefix) within `stage`."""
         path = Path(ref)
+        if not path.is_dir() and (path.is_absolute() or len(path.parts) > 1) and not (self.workdir / path).is_dir():
+            raise ArtifactError(f"{ref}: no such artifact directory")  # a path, not a hash prefix to look up
         if not path.is_dir() and stage is not None:
             matches = sorted((self.workdir / stage).glob(f"{ref}*")) if (self.workdir / stage).is_dir() else []
             matches = [m for m in matches if not m.name.startswith(".")]
@@ -143,6 +145,7 @@ class ArtifactStore:
         partial = self.workdir / stage / f".partial-{hash_}"
         if partial.exists() and not resumable:
             shutil.rmtree(partial)
+        resuming = partial.exists()
         partial.mkdir(parents=True, exist_ok=True)
         (partial / "config.json").write_text(config.canonical_json() + "\n", encoding="utf-8")
         inputs_info = [{"stage": a.stage, "hash": a.hash, "path": str(a.path)} for a in inputs]
@@ -155,10 +158,10 @@ class ArtifactStore:
             log.setLevel(logging.INFO)
         try:
             builder(partial)
-        except BaseException:
+        except BaseException as err:
             log.removeHandler(handler)
             handler.close()
-            if not resumable:
+            if not resumable or (isinstance(err, ConfigError) and not resuming):  # nothing worth resuming
                 shutil.rmtree(partial, ignore_errors=True)
             raise
         log.removeHandler(handler)
