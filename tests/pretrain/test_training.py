@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,3 +97,25 @@ def test_continued_pretraining_starts_from_a_hf_checkpoint(tmp_path, src_shards)
     pretrain_into(config, src_shards, second)
     after = load_file(str(second / "model" / "model.safetensors"))
     assert all(torch.allclose(start[k], after[k], atol=1e-6) for k in start)  # a negligible step from there
+
+
+def _logged_steps(out) -> Counter:
+    rows = map(json.loads, (out / "metrics.jsonl").read_text().splitlines())
+    return Counter((row["step"], row["lang"]) for row in rows)
+
+
+def test_resume_drops_evaluations_logged_after_the_checkpoint(tmp_path, src_shards):
+    """As if killed after step 20's evaluation, before its checkpoint: step 20 is logged once after resuming."""
+    pretrain_into(PretrainConfig.model_validate({**TINY, "steps": 10}), src_shards, tmp_path)
+    shutil.rmtree(tmp_path / "model")
+    with (tmp_path / "metrics.jsonl").open("a") as f:
+        f.write(json.dumps({"step": 20, "lang": "src", "loss": 9.0, "ppl": 1.0, "mrr": 0.0}) + "\n")
+        f.write('{"step": 20, "lang": "sr')  # cut short by the kill
+    pretrain_into(PretrainConfig.model_validate({**TINY, "steps": 20}), src_shards, tmp_path)
+    assert _logged_steps(tmp_path) == Counter({(10, "src"): 1, (20, "src"): 1})
+
+
+def test_resume_before_the_first_checkpoint_drops_its_evaluation(tmp_path, src_shards):
+    (tmp_path / "metrics.jsonl").write_text(json.dumps({"step": 10, "lang": "src", "loss": 9.0}) + "\n")
+    pretrain_into(PretrainConfig.model_validate({**TINY, "steps": 10}), src_shards, tmp_path)
+    assert _logged_steps(tmp_path) == Counter({(10, "src"): 1})

@@ -26,7 +26,7 @@ def _invalid(message: str, **values) -> PydanticCustomError:
 class ModelShape(Config):
     layers: int = Field(4, ge=1)
     hidden: int = Field(128, ge=8)
-    heads: int = Field(2, ge=1)
+    heads: int = Field(2, ge=1, validate_default=True)  # checked against hidden even when left out
     intermediate: int | None = Field(None, description="FFN size; default 4 × hidden.")
     max_positions: int = 128
     dropout: float = Field(0.0, ge=0.0, lt=1.0, description="Hidden and attention dropout. BERT uses 0.1; at "
@@ -50,8 +50,8 @@ class PretrainConfig(Config):
     init_from: str | None = Field(None, description="A Hugging Face masked-LM directory to continue from.")
     steps: int = Field(1000, ge=1)
     batch_size: int = Field(128, ge=1, description="Sequences per optimiser step (all accumulation micro-batches).")
-    accumulation: int = Field(1, ge=1)
-    seq_len: int = Field(16, ge=4, description="Tokens per training window (XLM-style stream).")
+    accumulation: int = Field(1, ge=1, validate_default=True)
+    seq_len: int = Field(16, ge=4, validate_default=True, description="Tokens per training window (XLM-style stream).")
     lr: float = Field(1e-3, gt=0.0)
     betas: tuple[Beta, Beta] = (0.9, 0.98)
     weight_decay: float = Field(0.01, ge=0.0)
