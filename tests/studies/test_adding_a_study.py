@@ -41,4 +41,4 @@ def test_the_worked_sixth_study_runs_as_documented(tmp_path):
         target_types = set((texts / f"{target}/text/train.txt").read_text(encoding="utf-8").split())
         assert float(rows[share]) == round(100 * len(target_types & source_types) / len(target_types), 1)
     assert float(rows["0.0"]) < 50.0 < float(rows["1.0"])
-    assert re.search(r"sharing-raises-overlap.*holds", report)
+    assert re.search(r"sharing-raises-overlap.*inconclusive.*needs ≥ 3 seeds", report)  # one seed cannot decide

@@ -54,18 +54,19 @@ def test_missing_study_is_a_config_error(tmp_path, db):
 
 
 def test_two_scales_of_one_spec_and_their_findings(tmp_path):
-    findings = [{"id": "longer", "claim": "a longer cell scores higher", "kind": "greater", "a": {"cell": "bb"},
-                 "b": {"cell": "a"}, "margin": 0.1}]
-    path = write_spec(tmp_path / "toy.yaml", tmp_path, findings=findings, scales={"test": {"seeds": [3]}})
+    findings = [{"id": "longer", "quote": "A longer cell scores higher.", "section": "§1", "kind": "greater",
+                 "a": {"cell": "bb"}, "b": {"cell": "a"}, "margin": 0.15}]
+    path = write_spec(tmp_path / "toy.yaml", tmp_path, findings=findings, seeds=[0, 1, 2],
+                      scales={"test": {"seeds": [3]}})
     ctx = context(tmp_path / "w")
     for scale in ("lab", "test"):  # one workdir, one study name: rows are told apart by artifact
         run_study(load_spec(path, scale), ctx)
     report = compare(f"{path}@lab", f"{path}@test", ctx)
     toy, card = report.tables
     rows = {r[0]: [str(c) for c in r[1:]] for r in toy.rows}
-    assert rows["a"] == ["10.5 ± 0.7", "13.0", "+2.5"] and rows["bb"] == ["20.5 ± 0.7", "23.0", "+2.5"]
-    # lab: 0.205 - 0.105 = 0.1, not above the margin; test: 0.23 - 0.13 = 0.1 as well
-    assert card.rows[0][2:6] == ["does not hold", "does not hold", "+0.1", "+0.1"]
+    assert rows["a"] == ["11.0 ± 1.0", "13.0", "+2.0"] and rows["bb"] == ["21.0 ± 1.0", "23.0", "+2.0"]
+    # lab: 0.21 - 0.11 = 0.1, below the margin beyond the 3 seeds' spread; test: one seed cannot decide
+    assert card.rows[0][2:6] == ["does not hold", "inconclusive", "+0.1", "+0.1"]
 
 
 def test_diff_matches_rows_by_label_not_position():

@@ -141,29 +141,27 @@ def test_report_has_the_paper_factor_tables_with_numbers_from_the_rows(k2020):
 
 
 def test_scorecard_verdicts_follow_from_the_rows(k2020):
+    from statsmodels.stats.weightstats import ttost_ind
+
     spec, ctx, md = k2020
-    card = {r[0]: r for r in _table(md, "Reproduction scorecard")[2:]}
+    card = {r[0]: r for r in _table(md, "Our own observations (not the paper's claims; not counted)")[2:]}
     assert set(card) == {"overlap-negligible-xnli", "overlap-negligible-ner", "permutation-xnli", "permutation-ner",
                          "unigram-random-init", "depth-integral", "depth-over-heads", "nsp-not-needed",
                          "markers-no-effect", "wordpiece-over-char", "mixed-pairs-harder"}
     # the test scale fine-tunes XNLI only (NER for the unigram target): the NER findings cannot be judged
     assert card["permutation-ner"][2] == card["overlap-negligible-ner"][2] == "not run"
-
-    def target(condition):
-        return [r.value for r in _rows(ctx, task="xnli", metric="accuracy", split="test", test_lang="fake",
-                                       mode="finetune") if r.artifact in _artifacts(spec, ctx, condition)]
-
-    levels = [target(c)[0] for c in ("Fake-English", "permuted p=0.25", "permuted p=0.5", "permuted p=1")]
-    falls = all(a > b for a, b in zip(levels, levels[1:]))
-    assert card["permutation-xnli"][2] == ("holds" if falls else "does not hold")
-    deeper = target("Fake-English")[0] > target("depth 1/4")[0]
-    assert card["depth-integral"][2] == ("holds" if deeper else "does not hold")
+    # one seed a condition: differences cannot be decided
+    assert card["permutation-xnli"][2] == card["depth-integral"][2] == "inconclusive"
+    assert "needs ≥ 3 seeds" in card["depth-integral"][3]
     pre = [r.value for r in _rows(ctx, task="ner", metric="f1", split="test", test_lang="unigram", mode="finetune")]
     rnd = [r.value for r in _rows(ctx, task="ner", metric="f1", split="test", test_lang="unigram", mode="random_init")]
-    spread = ((statistics.variance(pre) + statistics.variance(rnd)) / 2) ** 0.5
-    close = abs(statistics.mean(pre) - statistics.mean(rnd)) <= spread
-    assert card["unigram-random-init"][2] == ("holds" if close else "does not hold")
-    assert re.search(r"\d+ holds, \d+ does not hold, \d+ not run", md)
+    assert len(pre) == len(rnd) == 3
+    tol = ((statistics.variance(pre) + statistics.variance(rnd)) / 2) ** 0.5  # k = 1
+    if ttost_ind(pre, rnd, -tol, tol, usevar="unequal")[0] < 0.05:
+        assert card["unigram-random-init"][2] == "holds"
+    else:
+        assert card["unigram-random-init"][2] in ("inconclusive", "does not hold")
+    assert re.search(r"\d+ holds, \d+ does not hold, \d+ inconclusive, \d+ not run", md)
 
 
 def _artifacts(spec, ctx, condition) -> set[str]:

@@ -1,22 +1,25 @@
-"""Scorecard predicates on synthetic rows: holds / does not hold / not run, numbers and effect sizes."""
+"""Scorecard predicates on synthetic rows: holds / does not hold / inconclusive / not run, decided by tests
+checked against scipy's and statsmodels' own (Welch t-test, TOST); numbers and effect sizes."""
 from __future__ import annotations
 
 import math
 
 import pytest
+from scipy import stats
+from statsmodels.stats.weightstats import ttost_ind
 
 from mbertlab.errors import ConfigError
 from mbertlab.store.results import ResultRow
-from mbertlab.studies import spec as spec_module
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import run_study
 from mbertlab.studies.scorecard import (
     FAILS,
     HOLDS,
+    INCONCLUSIVE,
     NOT_RUN,
     evaluate_findings,
     parse_findings,
-    scorecard_table,
+    scorecard_tables,
 )
 from mbertlab.studies.spec import load_spec
 from tests.studies.test_runner import context, write_spec
@@ -35,40 +38,88 @@ ROWS = (rows_for("shared", "src", [0.90, 0.92, 0.94]) + rows_for("shared", "tgt"
 
 
 def one(spec: dict, rows=ROWS):
-    return evaluate_findings(parse_findings([{"id": "f", "claim": "c", **spec}], "spec.yaml"), rows)[0]
+    return evaluate_findings(parse_findings([{"id": "f", "quote": "c", "section": "§1", **spec}], "spec.yaml"),
+                             rows)[0]
 
 
-def test_greater_with_numbers_and_cohen_d():
+def vals(cond, lang=None):
+    return [r.value for r in ROWS if r.extra["condition"] == cond and lang in (None, r.test_lang)]
+
+
+def welch_state(a, b, margin=0.0, alpha=0.05):
+    """The verdict as scipy's Welch test gives it: significant up holds, significant down fails."""
+    a = [x - margin for x in a]
+    if stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue < alpha:
+        return HOLDS
+    return FAILS if stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue < alpha else INCONCLUSIVE
+
+
+def test_greater_is_decided_by_a_welch_test():
+    shared, random = vals("shared", "tgt"), vals("random")
     v = one({"kind": "greater", "where": {"metric": "accuracy"}, "a": {"condition": "shared", "test_lang": "tgt"},
              "b": {"condition": "random"}})
-    assert v.state == HOLDS
-    assert [s.n for s in v.sides] == [3, 3]
+    assert v.state == HOLDS == welch_state(shared, random)
+    assert [s.n for s in v.sides] == [3, 3] and "Welch" in v.test
     assert v.effect == pytest.approx(0.62 - 0.40)
     # stds 0.02 and 0.1 -> pooled sqrt((0.0004 + 0.01) / 2)
     assert v.cohen_d == pytest.approx(0.22 / math.sqrt(0.0052))
-    assert one({"kind": "greater", "a": {"condition": "shared", "test_lang": "tgt"}, "b": {"condition": "random"},
-                "margin": 0.3}).state == FAILS
+    for margin, expected in [(0.3, INCONCLUSIVE), (0.5, FAILS)]:  # 0.22 - 0.3 is within the spread; - 0.5 is not
+        v = one({"kind": "greater", "a": {"condition": "shared", "test_lang": "tgt"}, "b": {"condition": "random"},
+                 "margin": margin})
+        assert v.state == expected == welch_state(shared, random, margin)
     assert one({"kind": "greater", "a": {"condition": "random"},
-                "b": {"condition": "shared", "test_lang": "tgt"}}).state == FAILS
+                "b": {"condition": "shared", "test_lang": "tgt"}}).state == FAILS == welch_state(random, shared)
+    # 0.61 vs 0.62 with stds 0.02: the seeds cannot separate them
+    assert one({"kind": "greater", "a": {"condition": "shared", "test_lang": "tgt"},
+                "b": {"condition": "fake", "test_lang": "tgt"}}).state == INCONCLUSIVE
+
+
+def test_differences_need_three_seeds_a_side():
+    # permutation 0 and 1: 0.71 vs 0.46, but two seeds each
+    v = one({"kind": "greater", "a": {"condition": "perm", "permutation": 0}, "b": {"condition": "perm",
+                                                                                   "permutation": 1}})
+    assert v.state == INCONCLUSIVE and "≥ 3 seeds" in v.test and v.effect == pytest.approx(0.25)
+
+
+def test_no_spread_lets_the_numbers_decide():
+    rows = rows_for("x", "a", [0.5, 0.5, 0.5]) + rows_for("y", "a", [0.4, 0.4, 0.4])
+    assert one({"kind": "greater", "a": {"condition": "x"}, "b": {"condition": "y"}}, rows).state == HOLDS
+    assert one({"kind": "greater", "a": {"condition": "y"}, "b": {"condition": "x"}}, rows).state == FAILS
 
 
 def test_above_a_constant_overall_and_at_every_level():
-    assert one({"kind": "above", "select": {"condition": "random"}, "value": 0.35}).state == HOLDS  # mean 0.40
-    v = one({"kind": "above", "select": {"condition": "random"}, "value": 0.45})
-    assert v.state == FAILS and v.effect == pytest.approx(0.40 - 0.45)
-    # permutation levels 0, 0.25, 0.5, 1 have means 0.71, 0.61, 0.51, 0.46: the lowest decides
+    random = vals("random")  # 0.30, 0.40, 0.50
+    for value in (0.1, 0.35, 0.45, 0.7):
+        expected = HOLDS if stats.ttest_1samp(random, value, alternative="greater").pvalue < 0.05 else \
+            FAILS if stats.ttest_1samp(random, value, alternative="less").pvalue < 0.05 else INCONCLUSIVE
+        v = one({"kind": "above", "select": {"condition": "random"}, "value": value})
+        assert v.state == expected, value
+        assert v.effect == pytest.approx(0.40 - value)
+    assert one({"kind": "above", "select": {"condition": "random"}, "value": 0.1}).state == HOLDS
+    assert one({"kind": "above", "select": {"condition": "random"}, "value": 0.7}).state == FAILS
+    assert one({"kind": "below", "select": {"condition": "random"}, "value": 0.7}).state == HOLDS
+    # two seeds a level: inconclusive; `direct` compares the means (a statistic computed once)
     v = one({"kind": "above", "select": {"condition": "perm"}, "by": "permutation", "value": 0.5})
-    assert v.state == FAILS and len(v.sides) == 4 and "permutation=1" in v.test
+    assert v.state == INCONCLUSIVE and len(v.sides) == 4 and "permutation=1" in v.test
     assert v.effect == pytest.approx(0.46 - 0.5)
-    assert one({"kind": "above", "select": {"condition": "perm"}, "by": "permutation", "value": 0.45}).state == HOLDS
+    direct = {"select": {"condition": "perm"}, "by": "permutation", "test": "direct"}
+    assert one({"kind": "above", **direct, "value": 0.5}).state == FAILS
+    assert one({"kind": "above", **direct, "value": 0.45}).state == HOLDS
     v = one({"kind": "above", "select": {"condition": "perm"}, "by": "permutation", "levels": [0, 2], "value": 0})
     assert v.state == NOT_RUN and "permutation=2" in v.test
     assert one({"kind": "above", "select": {"condition": "unigram"}, "value": 0}).state == NOT_RUN
     with pytest.raises(ConfigError, match="levels"):
         one({"kind": "above", "levels": [1], "value": 0})
-    v = one({"kind": "below", "select": {"condition": "perm"}, "by": "permutation", "value": 0.7})
+    v = one({"kind": "below", **direct, "value": 0.7})
     assert v.state == FAILS and "permutation=0" in v.test and v.effect == pytest.approx(0.71 - 0.7)
-    assert one({"kind": "below", "select": {"condition": "perm"}, "by": "permutation", "value": 0.72}).state == HOLDS
+    assert one({"kind": "below", **direct, "value": 0.72}).state == HOLDS
+
+
+def test_a_claim_the_study_cannot_test_is_listed_as_not_run():
+    v = one({"kind": "untested", "why": "needs a Hindi treebank"})
+    assert v.state == NOT_RUN and v.test == "not tested: needs a Hindi treebank" and v.sides == ()
+    with pytest.raises(ConfigError, match="why"):
+        one({"kind": "untested"})
 
 
 def test_missing_rows_are_not_run():
@@ -78,74 +129,108 @@ def test_missing_rows_are_not_run():
     assert one({"kind": "greater", "a": {"condition": "shared"}, "b": {"condition": "fake"}}, rows=[]).state == NOT_RUN
 
 
-def test_within_absolute_and_seed_spread():
+def tost_state(a, b, tol, alpha=0.05):
+    """statsmodels' two one-sided tests: equivalent within ±tol, or not (a Welch test at 2α against ±tol)."""
+    if ttost_ind(a, b, -tol, tol, usevar="unequal")[0] < alpha:
+        return HOLDS
+    d = sum(a) / len(a) - sum(b) / len(b)
+    outside = [x - (tol if d > 0 else -tol) for x in a]
+    side = "greater" if d > 0 else "less"
+    return FAILS if stats.ttest_ind(outside, b, equal_var=False, alternative=side).pvalue < alpha else INCONCLUSIVE
+
+
+def test_within_is_decided_by_two_one_sided_tests():
+    fake, shared, random = vals("fake", "tgt"), vals("shared", "tgt"), vals("random")
     same = {"a": {"condition": "fake", "test_lang": "tgt"}, "b": {"condition": "shared", "test_lang": "tgt"}}
-    assert one({"kind": "within", "tol": 0.011, **same}).state == HOLDS  # |0.61 - 0.62| = 0.01
-    assert one({"kind": "within", "tol": 0.009, **same}).state == FAILS
+    for tol in (0.005, 0.02, 0.06, 0.2):  # |0.61 - 0.62| = 0.01 with stds 0.02
+        v = one({"kind": "within", "tol": tol, **same})
+        assert v.state == tost_state(fake, shared, tol), tol
+    assert one({"kind": "within", "tol": 0.06, **same}).state == HOLDS
+    assert one({"kind": "within", "tol": 0.02, **same}).state == INCONCLUSIVE
     spread = {"a": {"condition": "shared", "test_lang": "tgt"}, "b": {"condition": "random"}}
-    # pooled std = sqrt(0.0052) = 0.0721; difference 0.22 = 3.05 stds
-    assert one({"kind": "within", "k": 3.1, **spread}).state == HOLDS
-    assert one({"kind": "within", "k": 3.0, **spread}).state == FAILS
+    # pooled std = sqrt(0.0052) = 0.0721; difference 0.22 = 3.05 stds, with a wide interval
+    v = one({"kind": "within", "k": 3.1, **spread})
+    assert v.state == INCONCLUSIVE == tost_state(shared, random, 3.1 * math.sqrt(0.0052))
+    far = rows_for("x", "a", [0.50, 0.51, 0.52]) + rows_for("y", "a", [0.10, 0.11, 0.12])
+    v = one({"kind": "within", "tol": 0.05, "a": {"condition": "x"}, "b": {"condition": "y"}}, far)
+    assert v.state == FAILS == tost_state([0.50, 0.51, 0.52], [0.10, 0.11, 0.12], 0.05)
     single = ROWS + [ResultRow(metric="accuracy", value=0.5, extra={"condition": "solo"})]
     v = one({"kind": "within", "k": 1, "a": {"condition": "solo"}, "b": {"condition": "solo"}}, single)
-    assert v.state == NOT_RUN and "n ≥ 2" in v.test
+    assert v.state == INCONCLUSIVE and "≥ 3 seeds" in v.test
 
 
 def test_monotone_over_a_factor():
+    rows = [r for p, v in [(0, 0.7), (0.25, 0.6), (0.5, 0.5), (1, 0.45)]
+            for r in rows_for("perm", "tgt", [v, v + 0.01, v + 0.02], permutation=p)]
     base = {"by": "permutation", "levels": [0, 0.25, 0.5, 1], "select": {"condition": "perm"}}
-    v = one({"kind": "decreasing", **base})
+    v = one({"kind": "decreasing", **base}, rows)
     assert v.state == HOLDS and v.effect == pytest.approx(0.45 - 0.7)
-    assert [s.n for s in v.sides] == [2, 2, 2, 2]
-    assert one({"kind": "increasing", **base}).state == FAILS
-    assert one({"kind": "decreasing", **base, "margin": 0.06}).state == FAILS  # last step is 0.05
-    assert one({"kind": "decreasing", **base, "levels": [0, 0.75]}).state == NOT_RUN
+    assert [s.n for s in v.sides] == [3, 3, 3, 3]
+    assert one({"kind": "increasing", **base}, rows).state == FAILS
+    assert one({"kind": "decreasing", **base, "margin": 0.1}, rows).state == FAILS  # last step is 0.05
+    assert one({"kind": "decreasing", **base, "margin": 0.05}, rows).state == INCONCLUSIVE  # exactly the margin
+    assert one({"kind": "decreasing", **base, "levels": [0, 0.75]}, rows).state == NOT_RUN
+    assert one({"kind": "decreasing", **base}).state == INCONCLUSIVE  # ROWS: two seeds a level
 
 
 def test_delta_within():
     spec = {"kind": "delta_within", "a1": {"condition": "fake", "test_lang": "src"},
             "a2": {"condition": "fake", "test_lang": "tgt"}, "b1": {"condition": "shared", "test_lang": "src"},
             "b2": {"condition": "shared", "test_lang": "tgt"}}
-    v = one({**spec, "tol": 0.03})  # Δfake = 0.32, Δshared = 0.30
+    v = one({**spec, "tol": 0.1})  # Δfake = 0.32, Δshared = 0.30, each group's std 0.02
     assert v.state == HOLDS and v.effect == pytest.approx(0.02)
-    assert one({**spec, "tol": 0.015}).state == FAILS
+    # Welch–Satterthwaite for four equal groups: se = 0.02·sqrt(4/3), df = 8; 90% interval 0.02 ± 1.860·se
+    half = stats.t.ppf(0.95, 8) * 0.02 * math.sqrt(4 / 3)
+    assert f"[{0.02 - half:+.4g}, {0.02 + half:+.4g}]" in v.test
+    assert one({**spec, "tol": 0.04}).state == INCONCLUSIVE
 
 
 def test_invalid_findings_are_config_errors():
+    q = {"id": "x", "quote": "c", "section": "§1"}
     with pytest.raises(ConfigError) as err:
-        parse_findings([{"id": "x", "claim": "c", "kind": "bigger", "a": {}, "b": {}}], "s.yaml")
+        parse_findings([{**q, "kind": "bigger", "a": {}, "b": {}}], "s.yaml")
     assert "s.yaml" in str(err.value)
     with pytest.raises(ConfigError, match="exactly one"):
-        parse_findings([{"id": "x", "claim": "c", "kind": "within", "a": {}, "b": {}}], "s.yaml")
+        parse_findings([{**q, "kind": "within", "a": {}, "b": {}}], "s.yaml")
     with pytest.raises(ConfigError, match="duplicate"):
-        parse_findings([{"id": "x", "claim": "c", "kind": "greater", "a": {}, "b": {}}] * 2, "s.yaml")
+        parse_findings([{**q, "kind": "greater", "a": {}, "b": {}}] * 2, "s.yaml")
+    with pytest.raises(ConfigError, match="quote"):  # a paper's claim quotes the paper
+        parse_findings([{"id": "x", "claim": "c", "kind": "greater", "a": {}, "b": {}}], "s.yaml")
+    with pytest.raises(ConfigError, match="claim"):
+        parse_findings([{"id": "x", "own": True, "kind": "greater", "a": {}, "b": {}}], "s.yaml")
 
 
-def test_table_lists_every_verdict():
+def test_tables_count_the_papers_claims_and_list_our_own_apart():
     findings = parse_findings([
-        {"id": "g", "claim": "shared beats random", "ref": "Table 1", "kind": "greater",
+        {"id": "g", "quote": "Shared beats random.", "section": "§4", "ref": "Table 1", "kind": "greater",
          "a": {"condition": "shared", "test_lang": "tgt"}, "b": {"condition": "random"}},
-        {"id": "n", "claim": "unigram", "kind": "greater", "a": {"condition": "unigram"}, "b": {"condition": "x"}}],
-        "s.yaml")
-    table = scorecard_table(evaluate_findings(findings, ROWS))
-    text = table.as_text_rows()
-    assert text[0][:3] == ["g", "shared beats random (Table 1)", "holds"] and text[1][2] == "not run"
+        {"id": "n", "quote": "Unigram.", "section": "§5", "kind": "greater", "a": {"condition": "unigram"},
+         "b": {"condition": "x"}},
+        {"id": "i", "quote": "Fake beats shared.", "section": "Abstract", "kind": "greater",
+         "a": {"condition": "fake", "test_lang": "tgt"}, "b": {"condition": "shared", "test_lang": "tgt"}},
+        {"id": "o", "own": True, "claim": "random is above 0.1", "kind": "above", "select": {"condition": "random"},
+         "value": 0.1}], "s.yaml")
+    paper, own = scorecard_tables(evaluate_findings(findings, ROWS))
+    text = paper.as_text_rows()
+    assert [r[0] for r in text] == ["g", "n", "i"]
+    assert text[0][:3] == ["g", "“Shared beats random.” (§4; Table 1)", "holds"] and text[1][2] == "not run"
     assert "0.62 ± 0.02 (n=3)" in text[0][4] and text[0][5] == "+0.22"
-    assert table.note == "1 holds, 0 does not hold, 1 not run"
+    assert paper.note == "1 holds, 0 does not hold, 1 inconclusive, 1 not run (of the paper's claims)"
+    assert own.as_text_rows()[0][:3] == ["o", "random is above 0.1", "holds"]
+    assert "not counted" in own.title
 
 
-def test_report_of_a_spec_with_findings_shows_the_scorecard(tmp_path, monkeypatch):
-    # `findings` is a study-level key; until spec.py lists it among COMMON_KEYS the test adds it
-    monkeypatch.setattr(spec_module, "COMMON_KEYS", spec_module.COMMON_KEYS + ("findings",))
-    findings = [{"id": "longer", "claim": "a longer cell scores higher", "kind": "greater", "where":
-                 {"metric": "accuracy"}, "a": {"cell": "bb"}, "b": {"cell": "a"}},  # tags reach `extra`
-                {"id": "missing", "claim": "no such cell", "kind": "within", "k": 2, "a": {"cell": "a"},
-                 "b": {"cell": "zz"}}]
-    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, findings=findings))
+def test_report_of_a_spec_with_findings_shows_the_scorecard(tmp_path):
+    findings = [{"id": "longer", "quote": "A longer cell scores higher.", "section": "§1", "kind": "greater",
+                 "where": {"metric": "accuracy"}, "a": {"cell": "bb"}, "b": {"cell": "a"}},  # tags reach `extra`
+                {"id": "missing", "quote": "No such cell.", "section": "§2", "kind": "within", "k": 2,
+                 "a": {"cell": "a"}, "b": {"cell": "zz"}}]
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, findings=findings, seeds=[0, 1, 2]))
     ctx = context(tmp_path / "w")
     run_study(spec, ctx)
     md, html = write_report(spec, ctx)
     text = md.read_text()
     assert "### Reproduction scorecard" in text and "<h3>Reproduction scorecard</h3>" in html.read_text()
     line = next(l for l in text.splitlines() if l.startswith("| longer |"))
-    assert "| holds |" in line and "+0.1 |" in line  # 0.205 - 0.105
+    assert "| holds |" in line and "+0.1 |" in line  # 0.20-0.22 vs 0.10-0.12: t = 12 on 4 df
     assert "| not run |" in next(l for l in text.splitlines() if l.startswith("| missing |"))

@@ -22,26 +22,24 @@ def study_rows(spec: StudySpec, ctx: RunContext) -> list[ResultRow]:
             for job, rows in rows_by_job(study_jobs(spec), ctx.store, ctx.results).items() for row in rows]
 
 
-def scorecard(spec: StudySpec, ctx: RunContext) -> Table | None:
-    """The scorecard table, or None when the spec states no findings."""
+def scorecard(spec: StudySpec, ctx: RunContext) -> list[Table]:
+    """The scorecard tables (the paper's claims; our own observations apart); none without findings."""
     from mbertlab.studies.runner import spec_section
     from mbertlab.studies.scorecard import (
         evaluate_findings,
         parse_findings,
-        scorecard_table,
+        scorecard_tables,
     )
 
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
-    return scorecard_table(evaluate_findings(findings, study_rows(spec, ctx))) if findings else None
+    return scorecard_tables(evaluate_findings(findings, study_rows(spec, ctx))) if findings else []
 
 
 def write_report(spec: StudySpec, ctx: RunContext, out: Path | None = None) -> tuple[Path, Path]:
     from mbertlab.studies.designs import get_design
 
     report: Report = get_design(spec.design).report(spec, ctx.store, ctx.results)
-    card = scorecard(spec, ctx)
-    if card is not None:
-        report.tables.append(card)
+    report.tables.extend(scorecard(spec, ctx))
     report.versions = environment_info()["versions"]
     report.configs = {"study spec": {"name": spec.name, "scale": spec.scale, "design": spec.design,
                                      **spec.settings.model_dump(mode="json")}, **report.configs}
