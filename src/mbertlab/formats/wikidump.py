@@ -32,7 +32,7 @@ def read_wikidump(path: str | Path, namespaces: tuple[str, ...] = ("0",)) -> Ite
                 if text.lstrip().lower().startswith("#redirect"):
                     continue
                 yield from _sentences(EMPHASIS.sub("", filter_wiki(text)))
-        except (ParseError, OSError, EOFError) as err:
+        except (ParseError, OSError, EOFError, ValueError) as err:  # ValueError: gensim's unknown namespace
             raise DataError(path, None, f"expected a MediaWiki XML dump ({err})") from None
 
 
