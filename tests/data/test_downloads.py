@@ -8,6 +8,7 @@ import socket
 import stat
 import tarfile
 import threading
+import time
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -74,6 +75,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("ETag", etag)
             self.send_header("Last-Modified", MODIFIED)
         self.end_headers()
+        if "slow" in quirks:  # long enough for a second client to arrive mid-transfer
+            self.wfile.write(chunk[:1000])
+            self.wfile.flush()
+            time.sleep(0.5)
+            chunk = chunk[1000:]
         if "cut-once" in quirks:  # the connection closes halfway, once
             quirks.discard("cut-once")
             chunk = chunk[: len(chunk) // 2]
@@ -95,6 +101,11 @@ def lab():
     httpd.server_close()
 
 
+def files(folder: Path) -> list[Path]:
+    """What a failed download left, its `.lock` aside (a lock holds no data; removing it would race a waiter)."""
+    return [p for p in folder.iterdir() if p.suffix != ".lock"]
+
+
 def leftovers(folder: Path) -> list[str]:
     """Anything half-written: parts, their state, temporary files and unpacking folders."""
     return sorted(p.name for p in folder.rglob("*") if p.name.endswith((".part", ".json", ".tmp", ".unpacking")))
@@ -107,6 +118,20 @@ def test_fresh_download_is_recorded_and_then_served_from_the_cache(lab, tmp_path
     assert (tmp_path / "f.txt.sha256").read_text().split() == [hashlib.sha256(PAYLOAD).hexdigest(), "f.txt"]
     download(f"{lab.url}/f.txt", dest)
     assert len(lab.requests) == 1
+
+
+def test_two_clients_of_one_file_take_turns(lab, tmp_path):
+    lab.put("/f.txt", PAYLOAD, '"v1"', "slow")
+    got = []
+    clients = [threading.Thread(target=lambda: got.append(download(f"{lab.url}/f.txt", tmp_path / "f.txt")))
+               for _ in range(2)]
+    for c in clients:
+        c.start()
+    for c in clients:
+        c.join()
+    assert got == [tmp_path / "f.txt"] * 2 and got[0].read_bytes() == PAYLOAD
+    assert len(lab.requests) == 1  # the second waited, then found the first's copy in the cache
+    assert leftovers(tmp_path) == []
 
 
 def test_connection_closed_early_is_not_complete_and_resumes(lab, tmp_path):
@@ -195,14 +220,14 @@ def test_more_bytes_than_announced_is_discarded(lab, tmp_path):
     lab.quirks["/f.txt"].add("overlong")  # the 206 says 102,400 in all but its body runs 10 bytes longer
     with pytest.raises(DownloadError, match="received 102,410 bytes, more than the 102,400 announced"):
         download(f"{lab.url}/f.txt", tmp_path / "f.txt")
-    assert list(tmp_path.iterdir()) == []
+    assert files(tmp_path) == []
 
 
 def test_checksum_mismatch_is_refused_and_leaves_nothing(lab, tmp_path):
     lab.put("/f.txt", PAYLOAD)
     with pytest.raises(DownloadError, match="checksum mismatch"):
         download(f"{lab.url}/f.txt", tmp_path / "x.txt", sha256="0" * 64)
-    assert list(tmp_path.iterdir()) == []
+    assert files(tmp_path) == []
 
 
 def test_base_url_is_validated_in_one_line(tmp_path, capsys):
@@ -263,7 +288,7 @@ def test_pinned_digest_guards_a_ud_release(lab, tmp_path):
     lab.put("/ud/1-5150/ud-treebanks-v2.12.tgz", tgz({"ud-treebanks-v2.12/x.conllu": b"fake"}))
     with pytest.raises(DownloadError, match="checksum mismatch \\(expected sha256 24f876d5"):
         get("ud", ["2.12"], tmp_path, base_url=f"{lab.url}/ud")
-    assert list((tmp_path / "ud").iterdir()) == []
+    assert files(tmp_path / "ud") == []
 
 
 def test_archive_is_unpacked_and_a_new_download_replaces_the_old_tree(lab, tmp_path, capsys):

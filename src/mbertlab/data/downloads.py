@@ -9,7 +9,8 @@ Resumes are validated: the `.part` keeps a `.part.json` with the URL, the ETag o
 size of the transfer it belongs to. The next request sends Range with If-Range; a 200 reply (the remote file
 changed, or the server ignores ranges) restarts from byte 0, a 206 reply must start where the `.part` ends and
 keep the same total and ETag, and a 416 reply (the `.part` does not fit the remote file) discards the `.part`.
-Archives are unpacked by `mbertlab.data.archives`."""
+Two processes fetching the same file take turns on `<name>.lock` (the second finds the first's copy in the
+cache). Archives are unpacked by `mbertlab.data.archives`."""
 from __future__ import annotations
 
 import hashlib
@@ -21,8 +22,11 @@ import re
 import shutil
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from filelock import FileLock
 
 from mbertlab.data.archives import unpack, unpacked_dir
 from mbertlab.data.sources import check_sha256, check_url, remote
@@ -91,9 +95,18 @@ def cached(dest: Path, sha256: str | None = None) -> bool:
     return False
 
 
+@contextmanager
+def _turn(dest: Path):
+    """Hold `<name>.lock` while `dest` is checked, fetched or unpacked: one process at a time per file."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(_sidecar(dest, ".lock"))):
+        yield
+
+
 def download(url: str, dest: Path, sha256: str | None = None, timeout: float = 60.0) -> Path:
     """`dest`, from the cache when a complete copy is there, else fetched from `url`."""
-    return dest if cached(dest, sha256) else fetch(url, dest, sha256, timeout)
+    with _turn(dest):
+        return dest if cached(dest, sha256) else fetch(url, dest, sha256, timeout)
 
 
 def fetch(url: str, dest: Path, sha256: str | None = None, timeout: float = 60.0) -> Path:
@@ -221,8 +234,9 @@ def get(kind: str, names: list[str], cache: Path, base_url: str | None = None, s
         item = remote(kind, name, base_url)
         dest = cache / kind / item.filename
         expected = sha256 or item.sha256
-        if not cached(dest, expected):
-            fetch(item.url, dest, expected)
-        unpacks = extract and unpacked_dir(dest) is not None
-        paths.append(unpack(dest, _recorded(dest) or "") if unpacks else dest)
+        with _turn(dest):
+            if not cached(dest, expected):
+                fetch(item.url, dest, expected)
+            unpacks = extract and unpacked_dir(dest) is not None
+            paths.append(unpack(dest, _recorded(dest) or "") if unpacks else dest)
     return paths
