@@ -308,6 +308,23 @@ def test_archive_is_unpacked_and_a_new_download_replaces_the_old_tree(lab, tmp_p
     assert leftovers(tmp_path) == [] and not (tmp_path / "xnli" / "XNLI-1.0").exists()
 
 
+def test_archives_inside_the_archive_are_unpacked_with_the_same_checks(lab, tmp_path):
+    # WikiANN's panx_dataset.tar holds one .tar.gz per language
+    inner = {"en.tar.gz": tgz({"train": b"EU B-ORG\n", "dev": b"x O\n"}), "sw.tar.gz": tgz({"test": b"y O\n"})}
+    archive = tmp_path / "panx_dataset.tar"
+    archive.write_bytes(tgz({f"panx/{k}": v for k, v in inner.items()} | {"panx/README": b"r"}))
+    tree = unpack(archive, "d1")
+    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file()) == \
+        ["panx/README", "panx/en/dev", "panx/en/train", "panx/sw/test"]
+    assert (tree / "panx/en/train").read_bytes() == b"EU B-ORG\n"
+    evil = tmp_path / "evil_dataset.tar"
+    evil.write_bytes(tgz({"panx/en.tar.gz": tgz({"../../escaped": b"x"})}))
+    with pytest.raises(DataError, match=r"evil_dataset.tar!panx/en.tar.gz.*'\.\.'.*nothing unpacked"):
+        unpack(evil, "d2")
+    assert not (tmp_path / "evil_dataset").exists() and not (tmp_path / "escaped").exists()
+    assert leftovers(tmp_path) == []
+
+
 def test_a_folder_unpacked_by_hand_is_left_alone(tmp_path):
     archive = tmp_path / "ud-treebanks-v2.12.tgz"
     archive.write_bytes(tgz({"a.txt": b"a"}))

@@ -2,7 +2,8 @@
 an archive from the internet by hand. Every member is checked before it is written: no absolute path, no `..`,
 no link that leads out of the target, nothing written through such a link, no device file or FIFO. The archive
 is unpacked into a hidden temporary sibling that is renamed into place only when complete; a refused or
-damaged archive leaves nothing behind."""
+damaged archive leaves nothing behind. Archives inside the archive (WikiANN: one .tar.gz per language) are
+unpacked in place with the same checks, one level deep, and removed."""
 from __future__ import annotations
 
 import glob
@@ -59,8 +60,9 @@ def _unpack_into(archive: Path, target: Path, marker: Path, digest: str) -> None
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".unpacking", dir=target.parent))
     try:
         root = os.path.realpath(tmp)
-        (_unzip if archive.name.endswith(".zip") else _untar)(archive, root)
+        _extract(archive, root, archive)
         _check_links(archive, root)
+        _unpack_nested(archive, root)
         marker.write_text(digest, encoding="utf-8")  # before the rename: a tree in place always has its marker
         os.replace(tmp, target)
     except (OSError, EOFError, zlib.error, tarfile.TarError, zipfile.BadZipFile) as err:
@@ -69,6 +71,26 @@ def _unpack_into(archive: Path, target: Path, marker: Path, digest: str) -> None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _extract(archive: Path, root: str, label: Path) -> None:
+    """Every member of `archive` checked, then written under `root`; refusals name `label`."""
+    (_unzip if archive.name.endswith(".zip") else _untar)(archive, root, label)
+
+
+def _unpack_nested(archive: Path, root: str) -> None:
+    """Each archive among the members becomes the folder of its name (checked like the outer one), then goes."""
+    inner = [Path(folder, name) for folder, _, names in os.walk(root) for name in names
+             if unpacked_dir(Path(name)) is not None and not os.path.islink(os.path.join(folder, name))]
+    for path in inner:
+        label = Path(f"{archive}!{os.path.relpath(path, root)}")
+        target = unpacked_dir(path)
+        if target.exists():
+            _refuse(archive, os.path.relpath(path, root), f"unpacks onto the member {target.name!r}")
+        target.mkdir()
+        _extract(path, os.path.realpath(target), label)
+        _check_links(label, os.path.realpath(target))
+        path.unlink()
 
 
 def _refuse(archive: Path, member: str, why: str) -> None:
@@ -104,8 +126,8 @@ def _check_link(archive: Path, member: str, root: str, base: str, link: str) -> 
     _check_target(archive, member, root, os.path.join(base, link), f"is a link to {link!r},")
 
 
-def _untar(archive: Path, root: str) -> None:
-    with tarfile.open(archive, "r:*") as tar:
+def _untar(source: Path, root: str, archive: Path) -> None:
+    with tarfile.open(source, "r:*") as tar:
         for member in tar:  # streamed: each member is checked just before it is written
             name = _member_path(archive, member.name)
             if member.ischr() or member.isblk() or member.isfifo():
@@ -120,8 +142,8 @@ def _untar(archive: Path, root: str) -> None:
             tar.extract(member, root, set_attrs=False, **TAR_FILTER)
 
 
-def _unzip(archive: Path, root: str) -> None:
-    with zipfile.ZipFile(archive) as zf:
+def _unzip(source: Path, root: str, archive: Path) -> None:
+    with zipfile.ZipFile(source) as zf:
         for info in zf.infolist():
             name = _member_path(archive, info.filename)
             mode = info.external_attr >> 16  # Unix mode bits, where the zip was made on Unix
