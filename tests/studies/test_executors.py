@@ -14,9 +14,11 @@ from mbertlab.studies.executors import (
     Resources,
     execute,
     parse_resources,
+    resources_for,
     submit_study,
     torchrun_command,
 )
+from mbertlab.studies.kinds import BUILTIN_STAGE_KINDS
 from mbertlab.studies.runner import run_study, study_status
 from mbertlab.studies.spec import load_spec
 from tests.studies.test_runner import REPO, builds, context, table_text, write_spec
@@ -140,8 +142,53 @@ def test_resources_parse():
         parse_resources({"default": {"gpu": 1}}, "s.yaml")
 
 
+# every stage kind that loads or trains an encoder, written out here rather than read from the kinds table
+RUNS_A_MODEL = {"pretrain", "student", "transfer", "retrieval", "langid", "balance", "word_retrieval",
+                "wd2020_checkpoint"}
+
+
+def test_default_gpus_reach_only_the_kinds_that_run_a_model():
+    table = parse_resources({"default": {"gpus": 4, "cpus": 8}}, "s.yaml")
+    got = {kind: resources_for(kind, table).gpus for kind in BUILTIN_STAGE_KINDS}
+    assert got == {kind: 4 if kind == "pretrain" else 1 if kind in RUNS_A_MODEL else 0 for kind in got}
+    assert {resources_for(kind, table).cpus for kind in BUILTIN_STAGE_KINDS} == {8}
+    own = parse_resources({"default": {"gpus": 1}, "transfer": {"gpus": 0}}, "s.yaml")
+    assert resources_for("transfer", own).gpus == 0 and resources_for("langid", own).gpus == 1
+
+
+@pytest.mark.parametrize("kind, gpus, why", [("corpus", 1, "at most 0 .it runs no model"),
+                                             ("transfer", 2, "at most 1 .only pretrain[, a-z_]* split over torchrun"),
+                                             ("student", 4, "at most 1")])
+def test_a_kind_asking_for_gpus_it_cannot_use_is_an_error(kind, gpus, why):
+    with pytest.raises(ConfigError, match=f"s.yaml: key 'resources.{kind}.gpus': {gpus} asked.*{why}"):
+        parse_resources({"default": {"cpus": 2}, kind: {"gpus": gpus}}, "s.yaml")
+
+
+def test_slurm_asks_gpus_for_model_stages_only(tmp_path, fake_slurm):
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, cells=["a"], seeds=[0],
+                                resources={"default": {"gpus": 1, "cpus": 2}}))
+    submit_study(spec, context(tmp_path / "w"), "slurm")
+    make, score = submissions(fake_slurm)
+    assert make["job-name"] == "toy:toy_make" and make["gpus-per-node"] == "1"
+    assert score["job-name"] == "toy:toy_score" and "gpus-per-node" not in score and "gres" not in score
+
+
+@pytest.mark.slow
+def test_a_multi_gpu_stage_runs_under_torchrun(tmp_path, monkeypatch):
+    """submitit's local executor with 2 'GPUs' (CUDA_VISIBLE_DEVICES=0,1, none present): the pretraining
+    stand-in runs as two torchrun ranks on the CPU, the store's lock lets one of them build it."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "src"), str(REPO)]))
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, cells=["a"], seeds=[0],
+                                resources={"default": {"gpus": 2}}))
+    assert execute(spec, context(tmp_path / "w"), "submitit-local").startswith("2 stages submitted")
+    assert builds(tmp_path) == ["make a", "score a 0"]
+    assert sorted((tmp_path / "ranks.log").read_text().splitlines()) == ["rank 0 of 2", "rank 1 of 2"]
+    assert len(list((tmp_path / "w" / "slurm" / "payloads").glob("*.pkl"))) == 1
+
+
 def test_submitit_local_executor_runs_the_study_in_subprocesses(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the toy design lives in the tests package
+    # the toy design lives in the tests package; src first, so the subprocesses run this checkout's package
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO / "src"), str(REPO)]))
     spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path))
     summary = execute(spec, context(tmp_path / "w"), "submitit-local")
     assert summary.startswith("6 stages submitted in 2 job arrays")

@@ -8,17 +8,31 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import RunContext
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import run_study, study_jobs, study_status
-from mbertlab.studies.spec import builtin_specs, load_spec
+from mbertlab.studies.spec import SCALES, builtin_specs, load_spec, read_spec_data
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_builtin_spec_validates_at_every_scale():
     assert "quick" in builtin_specs()
+    assert SCALES == ("test", "lab", "gpu", "paper")
     for name in builtin_specs():
-        for scale in ("test", "lab", "paper"):
+        for scale in SCALES:
             spec = load_spec(name, scale)
-            assert study_jobs(spec), (name, scale)
+            assert spec.scale == scale and study_jobs(spec), (name, scale)
+
+
+def test_quick_gpu_scale_is_larger_than_lab_with_more_seeds_and_leaves_the_device_to_the_run():
+    lab, gpu = (load_spec("quick", scale).settings for scale in ("lab", "gpu"))
+    assert len(gpu.seeds) > len(lab.seeds)
+    big, small = gpu.pretrain["model"], lab.pretrain["model"]
+    assert big["layers"] > small["layers"] and big["hidden"] > small["hidden"]
+    tokens = lambda p: p["steps"] * p["batch_size"] * p["seq_len"]  # noqa: E731
+    assert tokens(gpu.pretrain) > tokens(lab.pretrain)
+    raw = read_spec_data(builtin_specs()["quick"])["scales"]["gpu"]
+    assert "device" not in str(raw)
+    pretrains = [j for j in study_jobs(load_spec("quick", "gpu")) if j.kind == "pretrain"]
+    assert len(pretrains) == len(gpu.seeds) * len(gpu.conditions)
 
 
 def test_study_list_names_the_five_papers_and_quick_one_line_each():

@@ -95,7 +95,7 @@ def alive(pid: int) -> bool:
 @pytest.mark.slow
 def test_sigkill_mid_study_then_rerun(tmp_path):
     spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=1.0)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}  # this checkout first
     cmd = [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / "w"), "study", "run", str(spec_path)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60

@@ -5,6 +5,7 @@ Each build appends a line to `<log_dir>/builds.log`, so tests can count builds a
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -38,8 +39,8 @@ class ScoreConfig(Config):
     sleep: float
 
 
-def _log(log_dir: str, text: str) -> None:
-    with open(Path(log_dir) / "builds.log", "a", encoding="utf-8") as f:
+def _log(log_dir: str, text: str, name: str = "builds.log") -> None:
+    with open(Path(log_dir) / name, "a", encoding="utf-8") as f:
         f.write(text + "\n")
 
 
@@ -49,6 +50,7 @@ def build_make(config: MakeConfig, inputs, ctx):
         (out / "value.json").write_text(json.dumps({"value": len(config.cell)}))
         _log(config.log_dir, f"make {config.cell}")
 
+    _log(config.log_dir, f"rank {os.environ.get('RANK', '-')} of {os.environ.get('WORLD_SIZE', '-')}", "ranks.log")
     return ctx.store.build("toy_make", config, builder, inputs)
 
 
@@ -89,5 +91,8 @@ def report(spec, store, results) -> Report:
     return Report("toy", "toy study", [Table("toy scores", ["cell", "accuracy"], body)])
 
 
-toy = Design(ToySettings, plan, report, stage_kinds={"toy_make": StageKind("toy_make", build_make),
-                                                      "toy_score": StageKind("toy_score", build_score)})
+# toy_make stands in for pretraining (a GPU kind whose builder every torchrun rank may call: the store's lock
+# makes one rank build it and the others reuse it); toy_score for a CPU-only stage
+toy = Design(ToySettings, plan, report, stage_kinds={
+    "toy_make": StageKind("toy_make", build_make, gpu=True, ranks=True),
+    "toy_score": StageKind("toy_score", build_score)})

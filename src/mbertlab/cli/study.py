@@ -12,7 +12,7 @@ study_app = typer.Typer(help="Declarative studies: validate, run (resumable, loc
                         "report, compare.", no_args_is_help=True)
 console = plain_console()
 
-SCALE_HELP = "Scale: test (seconds), lab (minutes on 2 CPU cores), paper (GPUs)."
+SCALE_HELP = "Scale: test (seconds), lab (minutes on 2 CPU cores), gpu (minutes on one GPU), paper (GPUs)."
 SET_HELP = "Override a spec key, e.g. --set seeds=[0] (repeatable)."
 
 

@@ -54,7 +54,10 @@ class Resources(Config):
 
 
 def parse_resources(data: Any, source: str) -> dict[str, Resources]:
-    """`resources: {default: {...}, <stage kind>: {...}}`; a kind's entry overrides `default` key by key."""
+    """`resources: {default: {...}, <stage kind>: {...}}`; a kind's entry overrides `default` key by key.
+
+    GPUs go only to kinds that run a model (`resources_for` trims what `default` gives); a kind's own entry
+    asking for more GPUs than its jobs can use is an error rather than an idle reservation."""
     data = data or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: key 'resources': expected a mapping of stage kind to resources")
@@ -63,12 +66,31 @@ def parse_resources(data: Any, source: str) -> dict[str, Resources]:
         raise ConfigError(f"{source}: key 'resources': unknown stage kind(s) {', '.join(unknown)} "
                           f"(known: default, {', '.join(known_stage_kinds())})")
     base = data.get("default") or {}
-    return {kind: parse_config(Resources, deep_merge(base, over or {}) if kind != "default" else base,
-                               f"{source}: resources.{kind}") for kind, over in {"default": {}, **data}.items()}
+    table = {"default": parse_config(Resources, base, f"{source}: resources.default")}
+    for kind, over in data.items():
+        if kind != "default":
+            table[kind] = parse_config(Resources, deep_merge(base, over or {}), f"{source}: resources.{kind}")
+            if "gpus" in (over or {}):
+                _check_gpus(kind, table[kind].gpus, source)
+    return table
+
+
+def _check_gpus(kind: str, gpus: int, source: str) -> None:
+    most = stage_kind(kind).max_gpus
+    if most is None or gpus <= most:
+        return
+    split = ", ".join(k for k in known_stage_kinds() if stage_kind(k).ranks)
+    why = "it runs no model" if most == 0 else f"only {split} split over torchrun ranks"
+    raise ConfigError(f"{source}: key 'resources.{kind}.gpus': {gpus} asked, but a {kind!r} job uses at most "
+                      f"{most} ({why})")
 
 
 def resources_for(kind: str, table: dict[str, Resources]) -> Resources:
-    return table.get(kind, table["default"])
+    """The kind's own entry, else `default`; with no more GPUs than the kind's jobs can use (none for a stage
+    that runs no model, so corpus and tokenizer jobs wait for CPU nodes only)."""
+    res = table.get(kind, table["default"])
+    most = stage_kind(kind).max_gpus
+    return res if most is None or res.gpus <= most else res.model_copy(update={"gpus": most})
 
 
 def torchrun_command(payload: Path, gpus: int) -> list[str]:
@@ -91,6 +113,7 @@ class StageTask:
 
     def __call__(self) -> str:
         os.environ["MBERTLAB_THREADS"] = str(self.threads)
+        self.load_design()
         if self.gpus > 1:
             name = job_hash(self.job, ArtifactStore(self.workdir))
             payload = Path(self.workdir) / "slurm" / "payloads" / f"{name}.pkl"
@@ -100,13 +123,17 @@ class StageTask:
             return str(payload)
         return str(self.build().path)
 
-    def build(self) -> Artifact:
-        from mbertlab.runtime import setup_torch
+    def load_design(self) -> None:
+        """A user design's stage kinds are known only once its module is imported in this process."""
         from mbertlab.studies.designs import get_design
 
         if self.design:
             get_design(self.design)
 
+    def build(self) -> Artifact:
+        from mbertlab.runtime import setup_torch
+
+        self.load_design()
         setup_torch()
         store = ArtifactStore(self.workdir)
         inputs = []

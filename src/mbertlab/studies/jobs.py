@@ -46,11 +46,22 @@ class RunContext:
 
 @dataclass(frozen=True)
 class StageKind:
-    """How to build one kind of job. `stage` is the artifact-store stage name it builds."""
+    """How to build one kind of job. `stage` is the artifact-store stage name it builds.
+
+    `gpu`: it runs a model, so a cluster job for it asks for a GPU (the others go to CPU nodes).
+    `ranks`: every torchrun rank calls its builder and the builder splits the work, so it may take several GPUs.
+    """
 
     stage: str
     build: Callable[[Config, list[Artifact], RunContext], Artifact]
     weight: float = 1.0  # rough relative cost, for the study ETA
+    gpu: bool = False
+    ranks: bool = False
+
+    @property
+    def max_gpus(self) -> int | None:
+        """The most GPUs one job of this kind can use (None: any number, one torchrun rank each)."""
+        return None if self.ranks else int(self.gpu)
 
 
 def topological(jobs: list[Job]) -> list[Job]:

@@ -14,30 +14,31 @@ from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.studies import builders
 from mbertlab.studies.jobs import Job, StageKind
 
-# kind: (store stage, builder, rough relative cost for the study ETA)
+# kind: (store stage, builder, rough relative cost for the study ETA, whether it runs a model and whether it
+# splits over torchrun ranks). `student` does not: its builder would take the store's lock on every rank.
 BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "generate": StageKind("generate", builders.build_generate, 1),
     "corpus": StageKind("corpus", builders.build_corpus, 1),
     "taskdata": StageKind("taskdata", builders.build_taskdata, 0.5),
     "tokenizer": StageKind("tokenizer", builders.build_tokenizer, 0.2),
     "shards": StageKind("shards", builders.build_shards, 0.2),
-    "pretrain": StageKind("pretrain", builders.build_pretrain, 20),
-    "transfer": StageKind("transfer", builders.build_transfer, 1.5),
-    "retrieval": StageKind("retrieval", builders.build_retrieval, 0.5),
-    "langid": StageKind("langid", builders.build_langid, 0.3),
+    "pretrain": StageKind("pretrain", builders.build_pretrain, 20, gpu=True, ranks=True),
+    "transfer": StageKind("transfer", builders.build_transfer, 1.5, gpu=True),
+    "retrieval": StageKind("retrieval", builders.build_retrieval, 0.5, gpu=True),
+    "langid": StageKind("langid", builders.build_langid, 0.3, gpu=True),
     "budget": StageKind("budget", builders.build_budget, 0.2),
-    "student": StageKind("pretrain", builders.build_student, 30),
-    "balance": StageKind("balance", builders.build_balance, 1),
+    "student": StageKind("pretrain", builders.build_student, 30, gpu=True),
+    "balance": StageKind("balance", builders.build_balance, 1, gpu=True),
     "hf_encoder": StageKind("hf_encoder", builders.build_hf_encoder, 0.01),
     "task_files": StageKind("task_files", builders.build_task_files, 0.01),
     "overlap": StageKind("overlap", builders.build_overlap, 0.2),
     "correlate": StageKind("correlate", builders.build_correlate, 0.05),
     "static": StageKind("static", builders.build_static, 1.0),
-    "word_retrieval": StageKind("word_retrieval", builders.build_word_retrieval, 0.5),
+    "word_retrieval": StageKind("word_retrieval", builders.build_word_retrieval, 0.5, gpu=True),
     "vocab_curve": StageKind("vocab_curve", builders.build_vocab_curve, 0.05),
     "wd2020_sizes": StageKind("wd2020_sizes", builders.build_sizes, 0.05),
     "wd2020_regress": StageKind("wd2020_regress", builders.build_wd2020_regress, 0.05),
-    "wd2020_checkpoint": StageKind("ckpt_transfer", builders.build_wd2020_checkpoint, 1.5),
+    "wd2020_checkpoint": StageKind("ckpt_transfer", builders.build_wd2020_checkpoint, 1.5, gpu=True),
 }
 _USER_STAGE_KINDS: dict[str, StageKind] = {}
 

@@ -1,7 +1,7 @@
 """Study specs: YAML with `include:`, named scales, and a design that says how the grid expands.
 
 A spec file has common keys (name, description, design, scale, scales, include) and the design's own
-keys, validated by that design's config class. `scales: {test: {...}, paper: {...}}` are deep
+keys, validated by that design's config class. `scales: {test: {...}, gpu: {...}, paper: {...}}` are deep
 overrides applied when that scale is chosen; `--set key=value` overrides come last.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from mbertlab.config import Config, apply_overrides, deep_merge, parse_config, r
 from mbertlab.errors import ConfigError
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources")
-SCALES = ("test", "lab", "paper")
+SCALES = ("test", "lab", "gpu", "paper")  # gpu: one GPU, <= 10 minutes
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,67 @@
+"""The GPU benchmarks run tiny on the CPU and print what the README promises: tokens/s or sentences/s of both
+sides, and `ratio=` / `mfu=` that agree with those printed rates. Nothing here is about speed."""
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(script: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--device", "cpu", *args],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def values(out: str) -> dict[str, float]:
+    """The `name=value` lines, as numbers (a line that is not a number fails here)."""
+    return {m[1]: float(m[2]) for m in re.finditer(r"^(\w+)=(\S+)$", out, re.MULTILINE)}
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+@pytest.mark.slow
+def test_gpu_pretrain_prints_rates_ratio_and_mfu():
+    out = run("gpu_pretrain.py", "--layers", "2", "--hidden", "64", "--heads", "2", "--batch", "4", "--seq", "16",
+              "--vocab", "1000", "600", "--steps", "3", "--warmup", "1", "--chunk", "2")
+    got = values(out)
+    assert out.rstrip().splitlines()[-1].startswith("ratio=")
+    peak = number(re.search(r"matmul peak ([\d,.]+) GFLOP/s", out)[1]) * 1e9
+    rates = {(int(v), side): number(r) for v, side, r in re.findall(r"vocab\s+(\d+)\s+(hf|ours):\s+([\d,.]+) tokens/s",
+                                                                    out)}
+    params = {int(v): number(p) for v, p in re.findall(r"vocab\s+(\d+): ([\d,]+) parameters", out)}
+    # BertForMaskedLM, decoder tied: embeddings (V + 512 + 2) x H + 2H, per layer 12H^2 + 13H, head H^2 + 3H + V
+    h = 64
+    assert params == {v: (v + 514) * h + 2 * h + 2 * (12 * h * h + 13 * h) + h * h + 3 * h + v for v in (1000, 600)}
+    for vocab in (1000, 600):
+        ratio = rates[vocab, "ours"] / rates[vocab, "hf"]
+        assert math.isclose(got[f"ratio_{vocab}"], ratio, rel_tol=0.01, abs_tol=0.001)
+        assert math.isclose(got[f"mfu_{vocab}"], 6 * params[vocab] * rates[vocab, "ours"] / peak, rel_tol=0.01)
+    assert got["ratio"] == min(got["ratio_1000"], got["ratio_600"]) and got["mfu"] == min(got["mfu_1000"],
+                                                                                          got["mfu_600"])
+
+
+@pytest.mark.slow
+def test_gpu_finetune_prints_sentences_per_second_and_ratio(shared_data):
+    pytest.importorskip("accelerate", reason="the Hugging Face Trainer needs the bench extra (accelerate)")
+    out = run("gpu_finetune.py", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "1000",
+              "--sentences", "16", "--dev", "8", "--rounds", "1")
+    got = values(out)
+    rates = {(t, side): number(r) for t, side, r in
+             re.findall(r"^\s*(\w+)\s+(ours|HF Trainer):\s+([\d,.]+) sentences/s", out, re.MULTILINE)}
+    assert {t for t, _ in rates} == {"upos", "ner", "xnli"}
+    for task in ("upos", "ner", "xnli"):
+        assert math.isclose(got[f"ratio_{task}"], rates[task, "ours"] / rates[task, "HF Trainer"], rel_tol=0.03,
+                            abs_tol=0.001)
+    assert out.rstrip().splitlines()[-1] == f"ratio={min(got[f'ratio_{t}'] for t in ('upos', 'ner', 'xnli')):.3f}"
