@@ -54,7 +54,6 @@ def test_gpu_pretrain_prints_rates_ratio_and_mfu():
 
 @pytest.mark.slow
 def test_gpu_finetune_prints_sentences_per_second_and_ratio(shared_data):
-    pytest.importorskip("accelerate", reason="the Hugging Face Trainer needs the bench extra (accelerate)")
     out = run("gpu_finetune.py", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "1000",
               "--sentences", "16", "--dev", "8", "--rounds", "1")
     got = values(out)
