@@ -5,7 +5,8 @@ task fine-tuned on the source language and tested zero-shot on every target.
 The grid, per seed:
 - the five tasks (XNLI, MLDoc, NER, UPOS, parsing) with all weights fine-tuned (their Table 1 layout);
 - the transfer strategies: fine-tune all, freeze the bottom layers 0..k (layer 0 = embeddings; k scaled to
-  depth, {0, L/4, L/2, 3L/4} by default), feature-based (frozen encoder, scalar mix of every layer);
+  depth, {0, L/4, L/2, 3L/4} by default, tagged with the paper's n = 12k/L), feature-based (frozen encoder,
+  scalar mix of every layer);
 - parsing with gold UPOS embeddings beside parsing without;
 - language identification from each layer's mean-pooled vectors (with a randomly initialised encoder of
   the same shape as a control);
@@ -36,6 +37,12 @@ FINETUNE_ALL, FEATURE, MAJORITY = "fine-tune all", "feature-based", "majority"
 def freeze_label(level: int) -> str:
     """The strategy name of freezing layers 0..level (layer 0 = the embeddings)."""
     return "freeze 0" if level == 0 else f"freeze 0-{level}"
+
+
+def paper_n(level: int, depth: int) -> int:
+    """The paper's n (layers 0..n frozen of mBERT's 12) that freezing 0..level of a `depth`-layer encoder stands
+    for: the tag findings select by, the same at every scale (lab: 0..3 of 4 -> n = 0, 3, 6, 9)."""
+    return round(12 * level / depth)
 
 
 class LangIdSettings(Config):
@@ -83,6 +90,8 @@ class Wd2019Settings(Config):
     finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys of every task.")
     task_finetune: dict[Task, dict[str, Any]] = Field(default_factory=dict, description="Per-task transfer keys "
                                                       "over `finetune` (the paper tunes lr and batch per task).")
+    feature_finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer keys over those of the "
+                                             "feature-based strategy (the paper: Adam 1e-3, batch 32, BiLSTM d_h).")
     strategies: list[Strategy] = Field(default_factory=lambda: ["finetune", "freeze", "feature"], min_length=1)
     strategy_tasks: list[Task] | None = Field(None, description="Tasks of the strategy comparison "
                                               "(default: every task).")
@@ -157,7 +166,8 @@ def plan(spec: StudySpec) -> list[Job]:
     s: Wd2019Settings = spec.settings  # type: ignore[assignment]
     data = data_job(spec)
     languages, targets = study_languages(spec, data)
-    levels = freeze_levels(s, encoder_depth(s))
+    depth = encoder_depth(s)
+    levels = freeze_levels(s, depth)
     jobs: list[Job] = []
     if s.majority:
         jobs += [_transfer(s, None, data, task, languages, 0, "majority", {},
@@ -168,12 +178,12 @@ def plan(spec: StudySpec) -> list[Job]:
     for seed in s.seeds:
         seed_tag = (("seed", str(seed)),)
         encoder = shared or stages.pretrain_job(shards, s.pretrain, seed, seed_tag)
-        jobs += _seed_jobs(s, encoder, data, languages, targets, levels, seed)
+        jobs += _seed_jobs(s, encoder, data, languages, targets, levels, depth, seed)
     return jobs
 
 
 def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], targets: list[str],
-               levels: list[int], seed: int) -> list[Job]:
+               levels: list[int], depth: int, seed: int) -> list[Job]:
     from mbertlab.studies.stages import correlate_job, overlap_job
 
     tags = (("seed", str(seed)),)
@@ -184,7 +194,8 @@ def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str],
         pos = _pos_tag(task, False)
         if "freeze" in s.strategies:
             jobs += [_transfer(s, encoder, data, task, languages, seed, "freeze", {"freeze_layers": k + 1},
-                               tags + (("strategy", freeze_label(k)), ("freeze", str(k))) + pos) for k in levels]
+                               tags + (("strategy", freeze_label(k)), ("freeze", str(k)),
+                                       ("paper_n", str(paper_n(k, depth)))) + pos) for k in levels]
         if "feature" in s.strategies:
             jobs.append(_transfer(s, encoder, data, task, languages, seed, "feature", {},
                                   tags + (("strategy", FEATURE),) + pos))
@@ -219,7 +230,8 @@ def _transfer(s: Wd2019Settings, encoder: Job | None, data: Job, task: str, lang
         raise ConfigError(f"key 'data.languages.{s.source}.tasks.{task}.train': the source needs a training file")
     dev = task_file(s, data, s.source, task, "dev") if mode != "majority" else None
     tests = [f for f in (task_file(s, data, l, task, "test") for l in languages) if f is not None]
-    settings = {**deep_merge(s.finetune, s.task_finetune.get(task, {})), **keys}
+    settings = deep_merge(s.finetune, s.task_finetune.get(task, {}))
+    settings = {**(deep_merge(settings, s.feature_finetune) if mode == "feature" else settings), **keys}
     config = parse_config(TransferConfig, {**settings, "task": task, "mode": mode, "seed": seed, "train": train,
                                            "evaluate": ([dev] if dev else []) + tests}, "study key 'finetune'")
     inputs = (encoder, data) if encoder is not None else (data,)
