@@ -1,20 +1,24 @@
-"""The liu2020 study: every scale validates with the paper's grid; the test scale runs end to end and
-renders the paper's tables and the scorecard; the plan keeps the comparison controlled."""
+"""The liu2020 study: every scale validates with the paper's grid; the test scale runs end to end and renders
+the paper's tables (Table 1's numbers beside ours) and a scorecard of the paper's claims whose verdicts follow
+from the rows by scipy's / statsmodels' tests; published.yaml's numbers are the paper's."""
 from __future__ import annotations
 
-import time
+import re
+from itertools import pairwise
 
 import pytest
+from scipy import stats
+from statsmodels.stats.weightstats import ttost_ind
 
 from mbertlab.errors import ConfigError
-from mbertlab.store.artifacts import ArtifactStore
-from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import RunContext
-from mbertlab.studies.report import write_report
-from mbertlab.studies.runner import run_study, study_jobs, study_status
+from mbertlab.studies.published import load_published
+from mbertlab.studies.report import study_rows, write_report
+from mbertlab.studies.runner import spec_section, study_jobs, study_status
 from mbertlab.studies.spec import load_spec
+from tests.conftest import SHARED_DATA
 
 MODELS = ("BERT", "word2vec (skip-gram)", "word2vec (CBOW)", "GloVe")
+PAPER = SHARED_DATA.parent / "papers" / "liu2020-what-makes-multilingual-bert-multilingual.txt"
 
 
 def test_every_scale_plans_the_whole_grid():
@@ -22,12 +26,14 @@ def test_every_scale_plans_the_whole_grid():
         spec = load_spec("liu2020", scale)
         s = spec.settings
         jobs = study_jobs(spec)
-        per_seed = len(s.sizes) * (1 + len(s.static_methods)) + 1  # + the window model
+        per_seed = len(s.sizes) * (1 + len(s.static_methods)) + len(s.window_sizes)  # + the window models
         assert len([j for j in jobs if j.kind == "word_retrieval"]) == per_seed * len(s.seeds), scale
         assert len([j for j in jobs if j.kind == "transfer" and j.tag("method") != "majority"]) == \
             per_seed * len(s.seeds) * len(s.tasks)
     paper = load_spec("liu2020", "paper").settings
     assert [z.sentences for z in paper.sizes] == [200_000, 1_000_000] and paper.window == 20
+    assert paper.window_sizes == ["200k", "1000k"] and paper.pretrain["model"]["hidden"] == 768
+    assert len(load_spec("liu2020", "lab").settings.seeds) >= 3  # claims on differences need 3 seeds
 
 
 def test_plan_is_controlled():
@@ -42,7 +48,11 @@ def test_plan_is_controlled():
     pretrains = [j for j in jobs if j.kind == "pretrain"]
     full = [j for j in pretrains if j.tag("window") == "full"]
     short = [j for j in pretrains if j.tag("window") == "short"]
-    assert len(short) == len(s.seeds) and short[0].config.seq_len == s.window
+    assert len(short) == len(s.seeds) * 2 and {j.config.seq_len for j in short} == {s.window}
+    assert {j.tag("size") for j in short} == {"200k", "1000k"}
+    # each window model reads the same shards as the full model of its size
+    shards = {(j.tag("size"), j.tag("seed")): j.inputs[0] for j in full}
+    assert all(j.inputs[0] == shards[(j.tag("size"), j.tag("seed"))] for j in short)
     tokens = {j.config.batch_size * j.config.seq_len for j in full + short}
     assert len(tokens) == 1  # same tokens per step
     evaluation = {j.inputs[-1] for j in jobs if j.kind in ("transfer", "word_retrieval")}
@@ -58,35 +68,167 @@ def test_bad_settings_are_config_errors():
         load_spec("liu2020", "test", ["static.dim=8"])
     with pytest.raises(ConfigError, match="unknown language"):
         study_jobs(load_spec("liu2020", "test", ["target=fake"]))
+    with pytest.raises(ConfigError, match="window_sizes"):
+        load_spec("liu2020", "test", ["window_sizes=[500k]"])
 
 
-def test_test_scale_end_to_end(tmp_path):
-    spec = load_spec("liu2020", "test")
-    ctx = RunContext(ArtifactStore(tmp_path), ResultsDB(tmp_path / "results.db"), "liu2020")
-    start = time.perf_counter()
-    run_study(spec, ctx, jobs=1)
-    print(f"liu2020 test scale: {time.perf_counter() - start:.1f} s")
+def _line_numbers(line: str) -> list[float]:
+    return [float(x) for x in re.findall(r"(?<![\w.])\d+\.\d+", line)]
+
+
+def test_published_numbers_are_table_1_of_the_paper():
+    """Each Table 1 row of published.yaml equals the numbers of that row in the paper's text, in column order."""
+    text = PAPER.read_text(encoding="utf-8")
+    table = text[text.index("Table 1: MRR by part-of-speech tag"):text.index("## 2.5")]
+    published = load_published("liu2020")
+    columns = ["de", "es", "ar", "fr", "ru", "tr", "avg"]
+    assert published.rows("Table 1") == ["Closed", "Open", "Noun", "Verb", "Adv.", "Adj."]
+    for row in published.rows("Table 1"):
+        block = re.search(rf"<td>{re.escape(row)}</td>(.*?)</tr>", table, re.S).group(1)
+        assert _line_numbers(re.sub(r"<.*?>", " ", block)) == \
+            [published.number("Table 1", row, c).value for c in columns], row
+    assert published.number("Table 1", "Adj.", "avg").value == 0.491  # the paper's best open class
+    figures = [n for n in published.numbers if n.table.startswith("Figure")]
+    assert figures and all(n.value is None and "figure" in n.note for n in figures)
+
+
+def pick(rows, selection: dict) -> list[float]:
+    """Values of the rows matching every filter (a column, else a tag in extra; a list means any of)."""
+    def ok(row, key, wanted):
+        got = getattr(row, key) if key in row.__dataclass_fields__ else row.extra.get(key)
+        return any(str(got) == str(w) for w in (wanted if isinstance(wanted, list) else [wanted]))
+    return [r.value for r in rows if all(ok(r, k, v) for k, v in selection.items())]
+
+
+def welch_verdict(a: list[float], b: list[float], margin: float = 0.0, alpha: float = 0.05) -> str:
+    """mean(a) − mean(b) > margin by scipy's one-sided Welch tests, with >= 3 values a side."""
+    if not a or not b:
+        return "not run"
+    if min(len(a), len(b)) < 3:
+        return "inconclusive"
+    if stats.tvar(a) == stats.tvar(b) == 0:
+        return "holds" if stats.tmean(a) - stats.tmean(b) > margin else "does not hold"
+    shifted = [x - margin for x in a]
+    if stats.ttest_ind(shifted, b, equal_var=False, alternative="greater").pvalue < alpha:
+        return "holds"
+    return "does not hold" if stats.ttest_ind(shifted, b, equal_var=False, alternative="less").pvalue < alpha \
+        else "inconclusive"
+
+
+def tost_verdict(a: list[float], b: list[float], tol: float, alpha: float = 0.05) -> str:
+    """|mean(a) − mean(b)| <= tol by statsmodels' TOST; outside it by a one-sided Welch test beyond ±tol."""
+    if not a or not b:
+        return "not run"
+    if min(len(a), len(b)) < 3:
+        return "inconclusive"
+    if ttost_ind(a, b, -tol, tol, usevar="unequal")[0] < alpha:
+        return "holds"
+    beyond = welch_verdict(a, b, tol, alpha) == "holds" or welch_verdict(b, a, tol, alpha) == "holds"
+    return "does not hold" if beyond else "inconclusive"
+
+
+def expected_verdict(finding: dict, rows) -> str:
+    """A spec finding's verdict computed from the rows by scipy / statsmodels (greater, within, monotone)."""
+    where, alpha, kind = finding.get("where", {}), finding.get("alpha", 0.05), finding["kind"]
+    if kind == "untested":
+        return "not run"
+    if kind == "greater":
+        return welch_verdict(pick(rows, {**where, **finding["a"]}), pick(rows, {**where, **finding["b"]}),
+                             finding.get("margin", 0.0), alpha)
+    if kind == "within":
+        return tost_verdict(pick(rows, {**where, **finding["a"]}), pick(rows, {**where, **finding["b"]}),
+                            finding["tol"], alpha)
+    assert kind in ("increasing", "decreasing"), kind
+    sign = 1 if kind == "increasing" else -1
+    sides = [[sign * v for v in pick(rows, {**where, **finding.get("select", {}), finding["by"]: level})]
+             for level in finding["levels"]]
+    if not all(sides):
+        return "not run"
+    steps = [welch_verdict(b, a, finding.get("margin", 0.0), alpha) for a, b in pairwise(sides)]
+    return "holds" if set(steps) == {"holds"} else "does not hold" if "does not hold" in steps else "inconclusive"
+
+
+def scorecard_rows(md: str, title: str = "Reproduction scorecard") -> dict[str, list[str]]:
+    section = md.split(f"### {title}\n")[1].split("\n### ")[0].split("\n## ")[0]
+    lines = [l for l in section.splitlines() if l.startswith("| ")][1:]  # below the header
+    return {cells[0]: cells for cells in (l.strip("| ").split(" | ") for l in lines)}
+
+
+@pytest.fixture(scope="module")
+def study(run_test_scale):
+    spec, ctx = run_test_scale("liu2020")
+    md, _ = write_report(spec, ctx)
+    return spec, ctx, md.read_text()
+
+
+def test_test_scale_runs_every_model(study):
+    spec, ctx, _ = study
     assert {st.state for st in study_status(spec, ctx.store)} == {"done"}
     rows = ctx.results.query(study="liu2020")
     retrieval = [r for r in rows if r.task == "retrieval" and r.metric == "mrr"]
-    assert len(retrieval) == 2 * 4 + 1
+    assert len(retrieval) == 2 * 4 + 2  # 2 sizes x 4 models + the window model at both sizes
     assert all(0 < r.value <= 1 and r.extra["pairs"] > 0 for r in retrieval)
     assert {r.mode for r in retrieval} == {"static", "contextual"}
     xnli = [r for r in rows if r.task == "xnli" and r.metric == "accuracy" and r.split == "test"]
     assert {r.test_lang for r in xnli} == {"src", "same"}
     assert {r.mode for r in xnli} == {"feature", "majority"}
-    md, _ = write_report(spec, ctx)
-    text = md.read_text()
+
+
+def test_report_has_the_papers_tables_and_table_1_beside_ours(study):
+    _, _, text = study
     assert "| Model | MRR 200k | P@1 200k | MRR 1000k | P@1 1000k |" in text
     assert "| Model | NOUN | VERB | ADJ | ADV | open | closed |" in text
-    assert "| Model | Window | MRR | P@1 | XNLI same |" in text
+    assert text.count("| Model | Window | MRR | P@1 | XNLI same |") == 2  # 200k and 1000k
     assert "| Model | Size | src (train language) | same (zero-shot) | Δ |" in text
     for model in MODELS:
         assert f"| {model} | 0." in text  # every model has retrieval numbers
     assert "| BERT (w = 4) | " in text
+    for figure in ("Figure 1a / 1b", "Figure 2a / 2b", "Figure 3", "Table 1"):
+        assert f"Mirrors the paper's {figure}" in text
+    paper_line = next(l for l in text.splitlines() if l.startswith("| BERT (paper) |"))
+    cells = [float(c) for c in paper_line.strip("| ").split(" | ")[1:]]
+    published = load_published("liu2020")
+    assert cells == [published.number("Table 1", row, "avg").value
+                     for row in ("Noun", "Verb", "Adj.", "Adv.", "Open", "Closed")]
+    assert cells == [0.480, 0.394, 0.491, 0.440, 0.511, 0.459]  # Table 1's avg column, read off the paper
     tables = text.split("### Reproduction scorecard")[0]
     assert "—" not in tables.replace("| majority label | — |", "").replace("| — |", "")
-    card = text.split("### Reproduction scorecard")[1].split("## Notes")[0]
-    assert card.strip().endswith(", 0 not run")  # every finding has rows at test scale
-    for finding in ("data-size-bert", "window-lowers-mrr", "bert-beats-word2vec-xnli", "bert-beats-glove-xnli"):
-        assert f"| {finding} |" in card
+
+
+def test_scorecard_verdicts_follow_from_the_rows(study):
+    spec, ctx, text = study
+    findings = spec_section(spec, "findings")
+    card = scorecard_rows(text)
+    paper = [f for f in findings if not f.get("own")]
+    assert set(card) == {f["id"] for f in paper}
+    rows = study_rows(spec, ctx)
+    for f in paper:
+        assert card[f["id"]][2] == expected_verdict(f, rows), f["id"]
+        assert f"“{f['quote']}”" in card[f["id"]][1] and f["section"] in card[f["id"]][1]
+    # one seed at test scale: every tested claim has its rows but cannot be decided; untested ones are not run
+    tested = [f for f in paper if f["kind"] != "untested"]
+    assert all(card[f["id"]][2] == "inconclusive" and "needs ≥ 3 seeds" in card[f["id"]][3] for f in tested)
+    untested = len(paper) - len(tested)
+    assert f"0 holds, 0 does not hold, {len(tested)} inconclusive, {untested} not run (of the paper's claims)" in text
+    ids = {f["id"] for f in paper}
+    assert {"abstract-data-size", "abstract-window", "conclusion-longer-dependency", "conclusion-massive-data",
+            "conclusion-static-not-the-same", "window-helps-small-data", "open-over-closed"} <= ids
+
+
+def test_the_verdict_checker_decides_with_three_seeds():
+    """The independent checker above is itself a test oracle: on rows with 3 seeds it reaches each state."""
+    from mbertlab.store.results import ResultRow
+
+    def rows(method, values):
+        return [ResultRow(metric="mrr", value=v, task="retrieval", seed=i, extra={"method": method, "size": "1000k",
+                                                                                 "window": "full"})
+                for i, v in enumerate(values)]
+    data = rows("BERT", [0.30, 0.31, 0.32]) + rows("GloVe", [0.10, 0.12, 0.11]) + rows("CBOW", [0.29, 0.35, 0.25])
+    finding = next(f for f in load_spec_findings() if f["id"] == "big-data-bert-beats-glove-mrr")
+    assert expected_verdict(finding, data) == "holds"
+    assert expected_verdict({**finding, "a": {"method": "GloVe"}, "b": {"method": "BERT"}}, data) == "does not hold"
+    assert expected_verdict({**finding, "b": {"method": "CBOW"}}, data) == "inconclusive"
+
+
+def load_spec_findings() -> list[dict]:
+    return spec_section(load_spec("liu2020", "lab"), "findings")

@@ -1,8 +1,11 @@
-"""The lms2023 study: plan (teachers as student inputs, workdir-free hashes), budgets, Eq. 3 rows checked
-against independent computations, and the test scale end to end with its report."""
+"""The lms2023 study: plan (teachers as student inputs, workdir-free hashes, equal epochs at paper scale), budgets,
+Eq. 3 rows checked against independent computations, published.yaml against the paper's text, and the test scale
+end to end with its report (the paper's numbers beside ours) and a scorecard whose verdicts follow from the rows."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -15,13 +18,17 @@ from mbertlab.pretrain.balance import final_mrr, teacher_dev_mrr
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.studies.jobs import topological
 from mbertlab.studies.kinds import job_hash
+from mbertlab.studies.published import load_published
 from mbertlab.studies.report import study_rows, write_report
-from mbertlab.studies.runner import study_jobs, study_status
+from mbertlab.studies.runner import spec_section, study_jobs, study_status
 from mbertlab.studies.spec import load_spec
+from tests.conftest import SHARED_DATA
+from tests.studies.test_liu2020 import expected_verdict, scorecard_rows
 
 LANGS = {"shared script": ["a100", "b100", "c50", "d30", "e20", "f10", "g10"],
          "diverse script": ["a100", "xb100", "xc50", "xd30", "xe20", "xf10", "xg10"]}
 SHARES = [100, 100, 50, 30, 20, 10, 10]
+PAPER = SHARED_DATA.parent / "papers" / "lms2023-you-can-have-your-data-and-balance-it-too.txt"
 
 
 def _jobs(scale: str = "test"):
@@ -37,6 +44,60 @@ def test_spec_validates_and_plans_the_grid_at_every_scale():
         assert kinds["student"] == kinds["balance"] == 2 * seeds
         assert kinds["pretrain"] == 2 * seeds * (7 + 2)  # teachers + HL + HL balanced per set and seed
         assert kinds["budget"] == 4 and kinds["tokenizer"] == 2 and kinds["generate"] == 1
+
+
+def test_paper_scale_trains_every_model_ten_epochs_of_its_own_data():
+    """Steps = ceil(10 epochs × the model's training sentences / batch 8), from Table 1's shares (× unit)."""
+    spec = load_spec("lms2023", "paper")
+    unit, steps = spec.settings.unit, {}
+    for job in study_jobs(spec):
+        if job.kind in ("pretrain", "student") and job.tag("set") == "shared script" and job.tag("seed") == "0":
+            steps[job.tag("lang") or job.tag("variant")] = job.config.steps
+    assert steps["HL"] == math.ceil(10 * sum(SHARES) * unit / 8)
+    assert steps["HL balanced"] == steps["distilled"] == math.ceil(10 * 7 * min(SHARES) * unit / 8)
+    assert [steps[l] for l in LANGS["shared script"]] == [math.ceil(10 * s * unit / 8) for s in SHARES]
+    assert len({j.config.steps for j in study_jobs(load_spec("lms2023", "lab")) if j.kind == "pretrain"}) == 1
+
+
+def test_groups_follow_the_papers_thresholds():
+    """High-resource = 50 or 100 million characters, low = 10, 20, 30 (§4.1); a100 stands for German in both."""
+    for lset in load_spec("lms2023", "paper").settings.sets:
+        assert [l.share for l in lset.languages] == SHARES
+        assert all((l.group == "high") == (l.share >= 50) for l in lset.languages)
+        assert lset.languages[0].paper == "de" and lset.source == "a100"
+    assert len(load_spec("lms2023", "lab").settings.seeds) >= 3  # claims on differences need 3 seeds
+
+
+def _numbers(line: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", line)]
+
+
+def _line(text: str, after: str, label: str) -> str:
+    """The first line after `after` whose label cell (first or second tab column) is `label`."""
+    lines = text[text.index(after):].splitlines()
+    return next(l for l in lines if label in l.split("\t")[:2])
+
+
+def test_published_numbers_are_the_papers():
+    """Spot checks: each published row's numbers are those of that row's line in the paper, in order."""
+    text = PAPER.read_text(encoding="utf-8")
+    published = load_published("lms2023")
+    table2 = "Script\tLang. Set\tHL\tHL Balanced\tOurs"
+    assert _numbers(_line(text, table2, "Low-Res.")) == \
+        [published.number("Table 2", "Shared, Low-Res.", c).value for c in ("HL", "HL Balanced", "Ours")]
+    assert _numbers(_line(text, "Diverse\tLow-Res.", "High-Res.")) == \
+        [published.number("Table 2", "Diverse, High-Res.", c).value for c in ("HL", "HL Balanced", "Ours")]
+    assert published.number("Table 2", "Shared, All", "Ours").value == -3.7  # the headline: best on All
+    assert _numbers(_line(text, "(a) Accuracy of POS probing.", "{de}")) == \
+        [published.number("Table 3b", "Shared, {de}", c).value for c in
+         ("HL I-L", "HL Z-S", "HL balanced I-L", "HL balanced Z-S", "Ours I-L", "Ours Z-S")]
+    cells = [published.number("Table 6", "Diverse, ur", f"{m} {k}") for m in ("HL", "HL balanced", "Ours")
+             for k in ("In-Lang", "Zero-Shot")]
+    assert _numbers(_line(text, "Script\tLang.\tHL\t\tHL balanced\t\tOurs", "ur")) == \
+        [x for n in cells for x in (n.value, n.pm)]
+    assert published.number("Table 5", "HL Balanced", "Diverse script").value == -12
+    assert [n.value for n in published.numbers if n.table == "Table 1"] == SHARES * 2
+    assert all(n.value is None for n in published.numbers if n.table.startswith("Figure"))
 
 
 def test_student_reads_its_teachers_from_inputs_and_its_hash_ignores_the_workdir(tmp_path):
@@ -157,10 +218,39 @@ def test_report_has_the_papers_rows_and_group_columns(study):
         for variant in ("HL", "HL balanced", "distilled"):
             line = next(l for l in section.splitlines() if l.startswith(f"| {variant} |"))
             assert "—" not in line
-    card = text.split("### Reproduction scorecard")[1].split("![")[0]
-    verdicts = {l.split(" | ")[0][2:]: l.split(" | ")[2] for l in card.splitlines() if l.startswith("| ")}
-    ids = {"student-beats-balanced-low", "student-beats-hl-low", "hl-favours-high", "student-retains-high",
-           "student-zero-shot-pos-low"}
-    assert set(verdicts) - {"finding", "---"} == ids
-    assert all(verdicts[i] in ("holds", "does not hold") for i in ids)
+    # the paper's Table 2 and Table 3 numbers stand under ours, by set and group
+    published = load_published("lms2023")
+    for name, label in (("shared script", "Shared"), ("diverse script", "Diverse")):
+        section = text.split(f"### MLM MRR and Eq. 3 balance, {name}")[1].split("###")[0]
+        line = next(l for l in section.splitlines() if l.startswith("| distilled (paper) |"))
+        assert [float(c) for c in line.strip("| ").split(" | ")[4:]] == \
+            [published.number("Table 2", f"{label}, {g}", "Ours").value for g in ("Low-Res.", "High-Res.", "All")]
+        section = text.split(f"### POS probe accuracy, {name}")[1].split("###")[0]
+        line = next(l for l in section.splitlines() if l.startswith("| HL (paper) |"))
+        assert [float(c) for c in line.strip("| ").split(" | ")[1:]] == \
+            [published.number("Table 3a", f"{label}, {g}", f"HL {k}").value for k in ("I-L", "Z-S")
+             for g in ("Low-Res", "High-Res", "All")]
+    assert "| HL balanced: Eq. 3 (paper) | -9.2 | — |" in text  # Table 5: German, shared script
     assert html.read_text().count("data:image/png;base64,") == 2
+
+
+def test_scorecard_verdicts_follow_from_the_rows(study):
+    spec, ctx = study
+    md, _ = write_report(spec, ctx)
+    text = md.read_text()
+    findings = spec_section(spec, "findings")
+    paper = [f for f in findings if not f.get("own")]
+    card, own = scorecard_rows(text), scorecard_rows(text, "Our own observations (not the paper's claims; not counted)")
+    assert set(card) == {f["id"] for f in paper} and set(own) == {"hl-favours-high"}
+    rows = study_rows(spec, ctx)
+    for f in paper:
+        assert card[f["id"]][2] == expected_verdict(f, rows), f["id"]
+    # the headline of Table 2 and the abstract's claims are there; hl-favours-high is not the paper's
+    assert {"all-best-shared-vs-hl", "all-best-diverse-vs-balanced", "abstract-low-resource",
+            "abstract-high-resource", "conclusion-beats-subsampling"} <= set(card)
+    # probes pooled over 6 targets x 2 sets: enough rows for a real test even with one seed
+    assert "Welch one-sided" in card["pos-zero-shot-on-par"][3]
+    assert card["pos-in-language-on-par"][2] == "not run"  # in_language: none at test scale
+    counts = Counter(card[f["id"]][2] for f in paper)
+    assert (f"{counts['holds']} holds, {counts['does not hold']} does not hold, {counts['inconclusive']} inconclusive, "
+            f"{counts['not run']} not run (of the paper's claims)") in text

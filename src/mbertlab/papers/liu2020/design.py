@@ -1,7 +1,8 @@
 """Design `liu2020` (Liu, Hsu, Chuang & Lee 2020, *What makes multilingual BERT multilingual?*): a
 bilingual BERT and static embeddings (word2vec skip-gram / CBOW, GloVe) trained on the same tokenised
 joint corpus with the same dimension, at two data sizes (their 200k and 1000k sentences per language,
-scaled by `sizes`), plus a BERT whose context window is cut to `window` tokens (their w = 20); each
+scaled by `sizes`), plus a BERT whose context window is cut to `window` tokens (their w = 20) at the
+sizes in `window_sizes` (the paper cuts it at both, §2.4); each
 model scored on word retrieval against the gold lexicon (MRR, P@1, MRR by part of speech) and on XNLI
 (and MLDoc) zero-shot with the same frozen-feature head (BiLSTM + max-pooling).
 
@@ -39,7 +40,8 @@ class Liu2020Settings(Config):
     sizes: list[DataSize] = Field(min_length=1, description="Data sizes, smallest first.")
     window: int | None = Field(20, ge=4, description="Pretraining window (tokens) of the short-context BERT; "
                                "null: no window model. Must be shorter than pretrain.seq_len.")
-    window_size: str | None = Field(None, description="Which data size the window model uses (default: the largest).")
+    window_sizes: list[str] | None = Field(None, min_length=1, description="The data sizes that get a window "
+                                           "model (default: the largest only; the paper cuts both).")
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys (shared by all).")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
@@ -59,8 +61,9 @@ class Liu2020Settings(Config):
         names = [s.name for s in self.sizes]
         if len(set(names)) != len(names):
             raise ValueError(f"sizes: duplicate names {names}")
-        if self.window_size is not None and self.window_size not in names:
-            raise ValueError(f"window_size {self.window_size!r} is not one of the sizes {names}")
+        unknown = [w for w in self.window_sizes or [] if w not in names]
+        if unknown:
+            raise ValueError(f"window_sizes {unknown} are not among the sizes {names}")
         if "dim" in self.static:
             raise ValueError("static.dim: leave it out, it is the BERT hidden size (pretrain.model.hidden)")
         return self
@@ -102,7 +105,7 @@ def plan(spec: StudySpec) -> list[Job]:
                 job = static_job(tok, data[size.name], pair, {**static_settings, "method": method, "seed": seed},
                                  (("method", STATIC_NAMES[method]),) + tags)
                 models.append((job, tags))
-            if s.window is not None and size.name == (s.window_size or largest):
+            if s.window is not None and size.name in windowed_sizes(s):
                 models.append((_window_model(s, full, shards, seed, size.name), ()))
         for model, _ in models:
             jobs.append(word_retrieval_job(model, evaluation, s.source, s.target, s.retrieval, model.tags))
@@ -110,6 +113,13 @@ def plan(spec: StudySpec) -> list[Job]:
             jobs += [stages.transfer_job(model, evaluation, task, s.source, pair, s.finetune, seed, mode, model.tags)
                      for task in s.tasks]
     return jobs
+
+
+def windowed_sizes(s: Liu2020Settings) -> list[str]:
+    """The data sizes with a short-window BERT, smallest first (default: the largest size)."""
+    names = [z.name for z in s.sizes]
+    largest = max(s.sizes, key=lambda z: z.sentences).name
+    return [n for n in names if n in (s.window_sizes or [largest])]
 
 
 def _with_train_size(overrides: dict[str, Any], sentences: int) -> dict[str, Any]:
