@@ -228,8 +228,8 @@ def _paper_variant_row(s, row: str, model: str, variant: str) -> list[str]:
     cells = []
     for task in s.tasks:
         found = [(lang, paper.number("Table 4", row, f"{lang} {PAPER_TASK_COLUMN[task]}")) for lang in PAPER_LANGUAGES]
-        cells.append(" · ".join(f"{lang} {n.text()}" for lang, n in found if n is not None and n.value is not None)
-                     or "—")
+        cells.append(" · ".join(f"{lang} {n.value:.2f}" for lang, n in found if n is not None and n.value is not None)
+                     or "—")  # Table 4 prints two decimals
     return [f"{model} (paper)", variant] + cells
 
 
