@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mbertlab.config import read_yaml
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.store.artifacts import Artifact
 from mbertlab.store.layout import text_file
+from mbertlab.studies.published import published_path
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec
@@ -22,12 +25,14 @@ def test_spec_validates_at_every_scale_with_the_whole_grid():
     for scale in ("test", "lab", "paper"):
         jobs = study_jobs(load_spec("wd2020", scale))
         kinds[scale] = Counter(j.kind for j in jobs)
-    # lab: 1 multilingual + per variant (4) 2 monolingual + 2 bilingual = 17 encoders, 2 seeds
-    assert kinds["lab"]["pretrain"] == 34 and kinds["paper"]["pretrain"] == 51
-    # multilingual on 5 languages + 16 low-resource encoders, 3 tasks, 2 seeds
-    assert kinds["lab"]["transfer"] == (5 + 16) * 3 * 2
-    # Fig. 4: 3 base encoders x 2 low-resource languages x 4 checkpoints (250 .. 1000), first seed only
-    assert kinds["lab"]["wd2020_checkpoint"] == 3 * 2 * 4
+    # lab: 1 multilingual + per variant (4) 2 monolingual + 2 bilingual = 17 encoders, 3 seeds; paper: also a
+    # monolingual encoder of each of the 3 other languages (monolingual_for: all, base only) = 20
+    assert kinds["lab"]["pretrain"] == 17 * 3 and kinds["paper"]["pretrain"] == 20 * 3
+    # multilingual on 5 languages + 16 low-resource encoders, 3 tasks, 3 seeds
+    assert kinds["lab"]["transfer"] == (5 + 16) * 3 * 3
+    # Fig. 4: 3 base encoders x 2 low-resource languages x 4 checkpoints (250 .. 1000), first seed only;
+    # paper: 5 checkpoints (every 23k of 115k steps)
+    assert kinds["lab"]["wd2020_checkpoint"] == 3 * 2 * 4 and kinds["paper"]["wd2020_checkpoint"] == 3 * 2 * 5
     assert kinds["lab"]["wd2020_regress"] == 3 and kinds["lab"]["wd2020_sizes"] == 1
     pretrains = [j for j in study_jobs(load_spec("wd2020", "lab")) if j.kind == "pretrain"]
     assert all(j.config.keep_checkpoints >= 4 for j in pretrains)
@@ -37,6 +42,17 @@ def test_spec_validates_at_every_scale_with_the_whole_grid():
     plan = {(j.config.train[0].lang, j.config.max_train_sentences, j.config.epochs)
             for j in study_jobs(load_spec("wd2020", "lab")) if j.kind == "transfer"}
     assert plan == {("hi_a", 1000, 2.0), ("mid", 1000, 2.0), ("hi_b", 500, 4.0), ("lo_b", 500, 4.0), ("lo_a", 250, 8.0)}
+
+
+def test_pair_vocabulary_balanced_learns_the_same_number_of_sentences_of_both():
+    """The paper's pair vocabulary (§3.3) leaves sentences_per_language unset, so the tokenizer takes the smaller
+    language's count of each; mBERT's (and the lab's pairs) read every language's text in proportion."""
+    def per_language(scale):
+        return {(j.tag("encoder"), j.tag("variant")): j.config.sentences_per_language
+                for j in study_jobs(load_spec("wd2020", scale)) if j.kind == "tokenizer"}
+    paper, lab = per_language("paper"), per_language("lab")
+    assert paper[("bilingual", "base")] is None and paper[("multilingual", "base")] == 2000000
+    assert lab[("bilingual", "base")] == lab[("multilingual", "base")] == 16000
 
 
 def test_unknown_related_language_and_missing_budget_are_config_errors(tmp_path):
@@ -176,7 +192,7 @@ def test_every_checkpoint_is_kept_and_fine_tuned(ran):
         assert any(not np.array_equal(early[k], final[k]) for k in final)
 
 
-def test_report_has_the_papers_tables_and_a_full_scorecard(ran):
+def test_report_has_the_papers_tables_and_numbers(ran):
     spec, ctx = ran
     md, html = write_report(spec, ctx)
     text = md.read_text()
@@ -187,9 +203,118 @@ def test_report_has_the_papers_tables_and_a_full_scorecard(ran):
     assert "### Table 2: OLS" in text and "| NER | wikisize |" in text
     assert "### Fig. 3:" in text and "| mBERT: hi_a+hi_b+lo_a | base | lo_a |" in text
     assert "### Fig. 4:" in text and "| step 10 | step 20 |" in text
-    card = text.split("### Reproduction scorecard")[1]
-    assert "not run" not in card.split("\n\n")[1] and card.count("| holds |") + card.count("| does not hold |") == 12
+    assert "not available offline" not in text
     assert html.read_text().count("data:image/png;base64,") == 2
+    # the paper's rows carry published.yaml's numbers (read here from the file itself)
+    numbers = {(n["table"], n["row"], n["column"]): n["value"] for n in read_yaml(published_path("wd2020"))["numbers"]}
+
+    def table4(row: str, column: str) -> str:
+        found = [f"{lang} {numbers[('Table 4', row, f'{lang} {column}')]:.2f}" for lang in ("lv", "af", "mn", "yo")
+                 if numbers.get(("Table 4", row, f"{lang} {column}")) is not None]
+        return " · ".join(found)
+
+    for ours, paper_row, variant in [("mBERT", "mBERT", "base"), ("Monolingual BERT", "Monolingual BERT base", "base"),
+                                     ("Monolingual BERT", "Monolingual BERT small", "small"),
+                                     ("Bilingual BERT", "Bilingual BERT base", "base")]:
+        cells = " | ".join(table4(paper_row, c) for c in ("NER", "POS", "LAS"))
+        assert f"| {ours} (paper) | {variant} | {cells} |" in text
+    assert "| Bilingual BERT (paper) | small |" not in text  # the paper has no bilingual variants
+    uni = [numbers[("Table 2", "Univariate: WikiSize", c)] for c in ("Coefficient", "CI low", "CI high")]
+    multi = [numbers[("Table 2", "Multivariate: WikiSize", c)] for c in ("Coefficient", "CI low", "CI high")]
+    assert (f"| NER (paper) | wikisize | {uni[0]:g} [{uni[1]:g}, {uni[2]:g}] | <0.001 | — | "
+            f"{multi[0]:g} [{multi[1]:g}, {multi[2]:g}] | <0.001 | — | — |") in text
+
+
+METRIC = {"ner": "f1", "upos": "accuracy", "parse": "las_nopunct"}
+# Each claim tested by a Welch test, per task: (tags both sides share, the side the paper says is larger, the other)
+CLAIMS = {
+    "mono-below-mbert": ({"resource": "low", "variant": "base"}, {"encoder": "multilingual"},
+                         {"encoder": "monolingual"}),
+    "bilingual-above-mono": ({"resource": "low", "variant": "base"}, {"encoder": "bilingual"},
+                             {"encoder": "monolingual"}),
+    "low-below-high": ({"encoder": "multilingual"}, {"resource": "high"}, {"resource": "low"}),
+    "mono-seq128-above-base": ({"resource": "low", "encoder": "monolingual"}, {"variant": "seq 128"},
+                               {"variant": "base"}),
+    "mono-small-below-base": ({"resource": "low", "encoder": "monolingual"}, {"variant": "base"}, {"variant": "small"}),
+    "mono-no-better": ({"resource": "low"}, {"encoder": "multilingual"}, {"encoder": "monolingual"}),
+    "bilingual-below-mbert": ({"resource": "low", "variant": "base"}, {"encoder": "multilingual"},
+                              {"encoder": "bilingual"}),
+    "high-hurt-by-multilingual": ({"resource": "high", "variant": "base"}, {"encoder": "monolingual"},
+                                  {"encoder": "multilingual"}),
+}
+UNTESTED = {"mbert-vs-baselines", "more-data-or-efficiency", "bottom-below-no-pretraining", "caution-low-resource",
+            "high-worse-than-mono"}
+FACTORS = ("wikisize", "log2:train_sentences")
+
+
+def _pick(rows, task: str, tags: dict) -> list[float]:
+    return [r.value for r in rows if r.task == task and r.metric == METRIC[task] and r.split == "test"
+            and r.extra.get("checkpoint") == "final" and all(r.extra.get(k) == v for k, v in tags.items())]
+
+
+def _welch(a: list[float], b: list[float]) -> str:
+    from scipy.stats import ttest_ind
+
+    if not a or not b:
+        return "not run"
+    if min(len(a), len(b)) < 3:
+        return "inconclusive"
+    if ttest_ind(a, b, equal_var=False, alternative="greater").pvalue < 0.05:
+        return "holds"
+    if ttest_ind(a, b, equal_var=False, alternative="less").pvalue < 0.05:
+        return "does not hold"
+    return "inconclusive"
+
+
+def _expected(rows) -> dict[str, str]:
+    out = {f"{name}-{task}": _welch(_pick(rows, task, {**shared, **a}), _pick(rows, task, {**shared, **b}))
+           for name, (shared, a, b) in CLAIMS.items() for task in METRIC}
+    fits = {r.metric: r.value for r in rows if r.task == "ner" and r.mode == "univariate"}
+    for name, metric, passes in (("factors-significant", "p_value", lambda v: v < 0.05),
+                                 ("factors-positive", "coef", lambda v: v > 0)):
+        found = [fits.get(f"{metric}:{f}") for f in FACTORS]
+        out[name] = "not run" if None in found else "holds" if all(map(passes, found)) else "does not hold"
+    return out | {name: "not run" for name in UNTESTED}
+
+
+def _three_seeds(rows):
+    """The test scale's one seed copied to seeds 1 and 2 with noise, and a second regression factor, so that
+    the Welch tests and both Table 2 factors have something to decide."""
+    rng = np.random.default_rng(0)
+    out = list(rows)
+    for r in rows:
+        if r.extra.get("seed") == "0" and r.extra.get("checkpoint") == "final":
+            out += [replace(r, value=r.value + rng.normal(0, 0.03), extra={**r.extra, "seed": s}) for s in "12"]
+        if r.mode == "univariate" and r.metric in ("p_value:wikisize", "coef:wikisize"):
+            value = 0.01 if r.metric.startswith("p_value") else -0.2
+            out.append(replace(r, metric=r.metric.replace("wikisize", "log2:train_sentences"), value=value))
+    return out
+
+
+def test_scorecard_verdicts_follow_from_the_rows(ran):
+    """Each claim's verdict recomputed from the study's rows with scipy's Welch test (and the Table 2 fits read
+    directly): on the test scale's own rows (one seed) and on three noisy seeds made from them."""
+    from mbertlab.studies.report import study_rows
+    from mbertlab.studies.runner import spec_section
+    from mbertlab.studies.scorecard import evaluate_findings, parse_findings, verdict_counts
+
+    spec, ctx = ran
+    findings = parse_findings(spec_section(spec, "findings"), spec.source)
+    assert not any(f.own for f in findings)
+    rows = study_rows(spec, ctx)
+    ours = {v.id: v.state for v in evaluate_findings(findings, rows)}
+    assert ours == _expected(rows)
+    assert ours["mono-below-mbert-ner"] == "inconclusive" and ours["mono-seq128-above-base-ner"] == "not run"
+    noisy = _three_seeds(rows)
+    ours = {v.id: v.state for v in evaluate_findings(findings, noisy)}
+    assert ours == _expected(noisy)
+    assert {"holds", "does not hold"} <= set(ours.values())
+    assert ours["factors-positive"] == "does not hold" and ours["factors-significant"] in ("holds", "does not hold")
+    md = write_report(spec, ctx)[0].read_text()
+    counts = verdict_counts(evaluate_findings(findings, rows))
+    assert (f"{counts['holds']} holds, {counts['does not hold']} does not hold, {counts['inconclusive']} inconclusive, "
+            f"{counts['not run']} not run (of the paper's claims)") in md
+    assert "“Furthermore, monolingual BERT models for these languages do even worse.” (Abstract; Table 4)" in md
 
 
 def test_real_data_plans_through_the_corpus_stage(tmp_path, shared_data):

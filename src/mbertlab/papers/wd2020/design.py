@@ -73,6 +73,9 @@ class Wd2020Settings(Config):
     seeds: list[int] = Field(default_factory=lambda: [0, 1], min_length=1)
     tasks: list[Task] = Field(default_factory=lambda: ["ner", "upos", "parse"], min_length=1)
     alpha: float = Field(0.7, ge=0, description="Multilingual language sampling p ∝ n^alpha (mBERT: 0.7).")
+    pair_vocabulary: Literal["proportional", "balanced"] = Field(
+        "proportional", description="The bilingual encoder's vocabulary: learned from each language's text in "
+        "proportion, or from the same number of sentences of both (the paper, §3.3).")
     tokenizer: dict[str, Any] = Field(default_factory=dict)
     pretrain: dict[str, Any] = Field(default_factory=dict)
     finetune: dict[str, Any] = Field(default_factory=dict)
@@ -116,7 +119,7 @@ def plan(spec: StudySpec) -> list[Job]:
     jobs: list[Job] = [sizes]
     transfers: dict[tuple[str, str], list[Job]] = {}  # (encoder, variant) -> transfer jobs
     for encoder, variant, langs, evaluated, tags in _encoders(s):
-        shards = stages.shards_job(text, langs, _tokenizer(s, variant, langs), tags)
+        shards = stages.shards_job(text, langs, _tokenizer(s, variant, langs, encoder), tags)
         if s.vocab_curves:
             jobs.append(Job("vocab_curve", _vocab_config(), (shards,), label=f"vocab {'+'.join(langs)}", tags=tags))
         for seed in s.seeds:
@@ -186,10 +189,12 @@ def _tags(encoder: str, variant: Variant) -> tuple[tuple[str, str], ...]:
     return (("encoder", encoder), ("variant", variant.name))
 
 
-def _tokenizer(s: Wd2020Settings, variant: Variant, langs: list[str]) -> dict[str, Any]:
-    """Vocabulary learned from each language's text in proportion (mBERT's vocabulary is not balanced)."""
+def _tokenizer(s: Wd2020Settings, variant: Variant, langs: list[str], encoder: str) -> dict[str, Any]:
+    """mBERT's vocabulary is learned from each language's text in proportion (it is not balanced); a pair's
+    too, unless `pair_vocabulary: balanced` (the tokenizer's default: the smaller language's count of each)."""
     keys = deep_merge(s.tokenizer, variant.tokenizer)
-    if len(langs) > 1 and "sentences_per_language" not in keys:
+    balanced = encoder == "bilingual" and s.pair_vocabulary == "balanced"
+    if len(langs) > 1 and "sentences_per_language" not in keys and not balanced:
         keys["sentences_per_language"] = max(l.sentences or 0 for l in s.languages) or None
     return keys
 

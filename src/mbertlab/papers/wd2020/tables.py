@@ -1,6 +1,7 @@
 """Tables and figures of the `wd2020` design in the layout of Wu & Dredze 2020, from results.db only:
 in-language scores by WikiSize group (mono / bilingual / mBERT), per language, Table 2 (regression),
-Table 4 (variants), Fig. 3 (vocabulary coverage) and Fig. 4 (dev score per checkpoint)."""
+Table 4 (variants), Fig. 3 (vocabulary coverage) and Fig. 4 (dev score per checkpoint). Rows labelled
+"(paper)" hold the paper's own numbers (published.yaml) under ours."""
 from __future__ import annotations
 
 import math
@@ -11,12 +12,17 @@ import numpy as np
 from mbertlab.report.render import Plot, Report
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.results import ResultRow
+from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, values
 from mbertlab.studies.spec import StudySpec
 from mbertlab.transfer.tasks import get_task
 
 ENCODER_NAMES = {"monolingual": "Monolingual BERT", "bilingual": "Bilingual BERT", "multilingual": "mBERT"}
-
+# The paper's Table 4 languages and its column of each task; Table 2's names of our regression factors.
+PAPER_LANGUAGES = ("lv", "af", "mn", "yo")
+PAPER_TASK_COLUMN = {"ner": "NER", "upos": "POS", "parse": "LAS"}
+PAPER_FACTORS = {"log2:train_sentences": "Training Size", "wikisize": "WikiSize"}
+PAPER_PAIRS = {"lv": "lt", "af": "nl"}
 
 
 def wd2020_report(spec: StudySpec, store, results) -> Report:
@@ -42,8 +48,9 @@ def wd2020_report(spec: StudySpec, store, results) -> Report:
     notes = [f"Mean ± sample std over seeds {s.seeds} (and over the group's languages where a cell pools "
              "several). WikiSize = log2 of the language's pretraining text in MB, measured by the study's corpus "
              "stage; scores are in-language test scores (fine-tuned and tested on the same language) in %.",
-             "Published numbers: not available offline (the paper's tables could not be verified), so no paper "
-             "column is shown."]
+             "Rows labelled '(paper)' are Wu & Dredze 2020's own numbers (src/mbertlab/papers/wd2020/"
+             "published.yaml), on real languages (lv, af, mn, yo; Google's mBERT); the study's languages are its "
+             "own, so compare directions, not values. Figures 1–4 of the paper give no numbers in the text."]
     return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
 
 
@@ -85,7 +92,14 @@ def _sizes_table(s, sizes) -> Table:
         fmt = lambda k, d=0: f"{z[k]:.{d}f}" if k in z else "—"  # noqa: E731
         body.append([lang.name, lang.resource, lang.related or "", fmt("sentences"), fmt("mb", 3),
                      fmt("wikisize", 2)] + [fmt(f"train_sentences:{t}") for t in s.tasks])
-    return Table("Languages: pretraining text and WikiSize (log2 MB), as measured", columns, body)
+    paper = load_published("wd2020")
+    for lang in PAPER_LANGUAGES:
+        sentences = paper.number("Table 3", "# Sentences (M)", lang)
+        body.append([f"{lang} (paper)", "low", PAPER_PAIRS.get(lang, ""),
+                     f"{sentences.value:g}M" if sentences else "—", "—", paper.cell("Table 3", "WikiSize", lang)]
+                    + ["—" for _ in s.tasks])
+    return Table("Languages: pretraining text and WikiSize (log2 MB), as measured (Table 3: the paper's four "
+                 "low-resource languages, WikiSize of their Wikipedia dump)", columns, body)
 
 
 def _cell(values: list[float]) -> Cell:
@@ -109,7 +123,8 @@ def _group_table(s, data: StudyRows, sizes, task: str) -> Table:
                     for v in _scores(data, metric, encoder=enc, variant=base, lang=l.name, task=task)]
             cells.append(_cell(vals))
         body.append([group, ", ".join(l.name for l in langs)] + cells)
-    return Table(f"{name}: in-language {metric} by WikiSize group (base encoders)", columns, body)
+    return Table(f"{name}: in-language {metric} by WikiSize group (base encoders; mirrors Fig. 1, whose values the "
+                 "paper only plots)", columns, body)
 
 
 def _language_table(s, data: StudyRows, sizes) -> Table:
@@ -123,7 +138,8 @@ def _language_table(s, data: StudyRows, sizes) -> Table:
         body.append([lang.name, lang.resource, f"{z['wikisize']:.2f}" if "wikisize" in z else "—"] +
                     [_cell(_scores(data, get_task(t).metric, encoder=e, variant=base, lang=lang.name, task=t))
                      for t in s.tasks for e in encs])
-    return Table("In-language test scores per language (base encoders)", columns, body)
+    return Table("In-language test scores per language (base encoders; mirrors Fig. 2, whose values the paper "
+                 "only plots)", columns, body)
 
 
 def _regression_table(s, data: StudyRows) -> Table:
@@ -139,11 +155,35 @@ def _regression_table(s, data: StudyRows) -> Table:
             r2u, r2m = _fit_row(rows, "r2", factor), _fit_row(rows, "r2")
             body.append([get_task(task).title, factor, _num(uni), _num(uni, "p_value"), _num(r2u), _num(multi),
                          _num(multi, "p_value"), _num(r2m), str(multi.extra["nobs"]) if multi else "—"])
+            if task == "ner" and factor in PAPER_FACTORS:
+                body.append(_paper_fit_row(PAPER_FACTORS[factor], factor))
+        if task == "ner":
+            body.append(_paper_fit_row("Training Vocab", "log2 training vocabulary (not a factor here)"))
     return Table(f"Table 2: OLS of in-language {s.regression.encoder} scores (0–1) on resource factors", columns,
                  body,
                  note="Univariate: one fit per factor; multivariate: all factors together. Factors are rows written "
                  "by the sizes stage (WikiSize from the corpus statistics, task training sentences counted in "
-                 "the task files), scores are the transfer rows of every language and seed.")
+                 "the task files), scores are the transfer rows of every language and seed. '(paper)' rows: "
+                 "the paper's Table 2 (NER F1 of mBERT on 99 languages; coefficient [95% CI], p as printed).")
+
+
+def _paper_fit_row(name: str, factor: str) -> list[str]:
+    """The paper's Table 2 numbers of one factor, in the columns of ours (it gives no R² or n)."""
+    paper = load_published("wd2020")
+
+    def coef(fit: str) -> str:
+        row = f"{fit}: {name}"
+        if paper.number("Table 2", row, "Coefficient") is None:
+            return "—"
+        lo, hi = paper.cell("Table 2", row, "CI low"), paper.cell("Table 2", row, "CI high")
+        return f"{paper.cell('Table 2', row, 'Coefficient')} [{lo}, {hi}]"
+
+    def p(fit: str) -> str:
+        n = paper.number("Table 2", f"{fit}: {name}", "p-value")
+        return "—" if n is None else ("<" if n.unit == "p (upper bound)" else "") + n.text()
+
+    return ["NER (paper)", factor if name != "Training Vocab" else name, coef("Univariate"), p("Univariate"), "—",
+            coef("Multivariate"), p("Multivariate"), "—", "—"]
 
 
 def _fit_row(rows: list[ResultRow], metric: str, factor: str | None = None) -> ResultRow | None:
@@ -162,18 +202,35 @@ def _num(row: ResultRow | None, key: str = "value") -> str:
 def _variants_table(s, data: StudyRows) -> Table:
     low = [l.name for l in s.languages if l.resource == "low"]
     columns = ["model", "variant"] + [get_task(t).title for t in s.tasks]
-    body = [["mBERT", s.variants[0].name] +
-            [_cell([v for l in low for v in _scores(data, get_task(t).metric, encoder="multilingual", lang=l, task=t)])
-             for t in s.tasks]]
+    body = [_paper_variant_row(s, "Baseline", "Baseline", "")]
+    body += [["mBERT", s.variants[0].name] +
+             [_cell([v for l in low for v in _scores(data, get_task(t).metric, encoder="multilingual", lang=l, task=t)])
+              for t in s.tasks], _paper_variant_row(s, "mBERT", "mBERT", s.variants[0].name)]
     for enc in ("monolingual", "bilingual"):
         for variant in s.variants:
             body.append([ENCODER_NAMES[enc], variant.name] +
                         [_cell([v for l in low for v in _scores(data, get_task(t).metric, encoder=enc,
                                                                 variant=variant.name, lang=l, task=t)])
                          for t in s.tasks])
+            paper_row = f"{ENCODER_NAMES[enc]} {variant.name}"
+            if paper_row in load_published("wd2020").rows("Table 4"):
+                body.append(_paper_variant_row(s, paper_row, ENCODER_NAMES[enc], variant.name))
     return Table(f"Table 4: low-resource languages ({', '.join(low)}), in-language test scores by model variant",
                  columns, body, note="Variants change the model shape, the tokenizer's vocabulary or the "
-                 "pretraining sequence length, scaled from the paper's base / small / vocab 10k / seq 128.")
+                 "pretraining sequence length, scaled from the paper's base / small / vocab 10k / seq 128. "
+                 "'(paper)' rows: the paper's Table 4 per language (Parsing: LAS; bilingual: lv + lt, af + nl; "
+                 "the paper has no bilingual variants and no baseline of ours).")
+
+
+def _paper_variant_row(s, row: str, model: str, variant: str) -> list[str]:
+    """The paper's Table 4 row in our columns: each task's score per paper language that has one."""
+    paper = load_published("wd2020")
+    cells = []
+    for task in s.tasks:
+        found = [(lang, paper.number("Table 4", row, f"{lang} {PAPER_TASK_COLUMN[task]}")) for lang in PAPER_LANGUAGES]
+        cells.append(" · ".join(f"{lang} {n.value:.2f}" for lang, n in found if n is not None and n.value is not None)
+                     or "—")  # Table 4 prints two decimals
+    return [f"{model} (paper)", variant] + cells
 
 
 def _vocab_table(data: StudyRows) -> Table:
@@ -191,7 +248,8 @@ def _vocab_table(data: StudyRows) -> Table:
                                                                "types_for_90", "types_for_95")])
     return Table("Fig. 3: vocabulary items that cover each language's tokens", columns, body,
                  note="Items ranked by frequency within the language's training tokens; 'items for 90%' = how many "
-                 "of the most frequent items cover 90% of its tokens.")
+                 "of the most frequent items cover 90% of its tokens. The paper's Fig. 3 (share of each vocabulary "
+                 "above a count) gives no numbers in the text.")
 
 
 def _vocab_plot(s, data: StudyRows) -> Plot:
@@ -232,6 +290,7 @@ def _checkpoint_table(s, data: StudyRows) -> tuple[Table, Plot]:
                                                    for st in steps if _dev_or_test(per.get(st, []))]
     table = Table(f"Fig. 4: dev {name} ({metric}) of low-resource languages after fine-tuning each saved "
                   "pretraining checkpoint (first seed, base encoders)", columns, body,
-                  note="Dev split where the task data has one, else test.")
+                  note="Dev split where the task data has one, else test. The paper's Fig. 4 (dev score by "
+                  "pretraining epoch of lv, af, mn) gives no numbers in the text.")
     plot = line_png(f"{name} by pretraining step", lines, "pretraining step", f"dev {metric} (%)")
     return table, Plot(f"Fig. 4: {name} by pretraining step", plot, "fig4-checkpoints")
