@@ -4,6 +4,8 @@ and Δ per task), each with the paper's rows under ours where the spec names the
 with premise and hypothesis in different languages beside the paper's Table 11."""
 from __future__ import annotations
 
+import math
+
 from mbertlab.report.plots import bar_plot
 from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
@@ -28,16 +30,19 @@ def conditions_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB)
     # the planned jobs, not the de-duplicated DAG: a job two conditions share (the majority tag of one
     # target) is looked up once per condition, with that condition's tags
     rows = StudyRows.load(plan(spec), store, results)
+    published = load_published(spec.design)
     tables, plots = [], []
     for task in all_tasks(s):
         conditions = [c for c in s.conditions if task in condition_tasks(s, c)]
         table, series = _task_table(s, task, conditions, rows)
+        paper = [_paper_target(s, published, c.name, task) for c in conditions]
+        if any(v == v for v, _ in paper):  # NaN (no paper row) draws no bar
+            series["paper (mean of its targets)"] = paper
         tables.append(table)
         plots.append(bar_plot(f"{headline(task)}: zero-shot from {s.source}", f"{task}-zero-shot",
                               [c.name for c in conditions], series, headline(task)))
     if s.retrieval:
         tables.append(_retrieval_table(s, rows))
-    published = load_published(spec.design)
     tables += [_factor_table(s, table, rows, published) for table in s.tables]
     mixed = [c for c in s.conditions if c.mixed_pairs]
     if mixed:
@@ -76,6 +81,23 @@ def _task_table(s, task: str, conditions, rows) -> tuple[Table, dict]:
         for name, shown in (("pretrained", tgt), ("random init", rnd), ("majority", maj)):
             series[name].append((shown.mean * 100 if shown.values else 0.0, shown.std * 100))
     return Table(f"{title} (%): fine-tuned on {s.source}, tested zero-shot", columns, body), series
+
+
+def _paper_target(s, published: Published | None, condition: str, task: str) -> tuple[float, float]:
+    """Mean and std of the paper's target scores for a condition, for the plots: the rows that the first
+    factor table naming paper rows under it gives (its es / hi / ru); NaN where the paper has none."""
+    key = f"{task}.target"
+    for table in s.tables:
+        if published is None or table.paper is None or key not in table.paper.columns:
+            continue
+        for row in table.rows:
+            numbers = [published.number(table.paper.table, label, table.paper.columns[key]) for label in row.paper]
+            values = [n.value for n in numbers if n is not None and n.value is not None]
+            if row.condition == condition and values:
+                mean = sum(values) / len(values)
+                var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0.0
+                return mean, math.sqrt(var)
+    return math.nan, 0.0
 
 
 def _retrieval_table(s, rows) -> Table:
