@@ -25,6 +25,7 @@ from mbertlab.studies.spec import StudySpec
 
 Control = Literal["random_init", "majority"]
 Task = Literal["upos", "ner", "parse", "xnli", "mldoc"]
+TrainedMode = Literal["finetune", "feature", "bilstm_crf"]
 
 
 class Condition(Config):
@@ -48,6 +49,17 @@ class TableRow(Config):
     condition: str = Field(description="Name of the condition measured in this row.")
     level: str | None = Field(None, description="The factor's value in this row, e.g. '0.25' (default: the "
                               "table's `key` read from the condition's settings).")
+    paper: list[str] = Field(default_factory=list, description="Rows of the paper's table (published.yaml) "
+                             "shown under this one, e.g. ['enfake-es, permutation 0.25', ...].")
+
+
+class PaperTable(Config):
+    """Which table of the paper's published.yaml a factor table mirrors, and which of its columns
+    stands beside each of ours."""
+
+    table: str = Field(description="The paper's table, e.g. 'Table 4'.")
+    columns: dict[str, str] = Field(description="'<task>.source' / '<task>.target' / '<task>.delta' -> "
+                                    "the paper's column, e.g. {xnli.target: Russian}.")
 
 
 class FactorTable(Config):
@@ -58,6 +70,8 @@ class FactorTable(Config):
     key: str | None = Field(None, description="Dotted setting shown as a row's level when it gives none, e.g. "
                             "'pretrain.model.layers' or 'tokenizer.kind' (the condition's effective value).")
     rows: list[TableRow] = Field(min_length=1)
+    paper: PaperTable | None = Field(None, description="The paper's table this one mirrors: its rows are "
+                                     "shown under ours (each row's `paper`).")
 
 
 class ConditionsSettings(Config):
@@ -71,6 +85,9 @@ class ConditionsSettings(Config):
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys.")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
     finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys.")
+    task_modes: dict[Task, TrainedMode] = Field(default_factory=dict, description="How the pretrained "
+                                                 "encoder is trained per task (default finetune), e.g. {ner: "
+                                                 "bilstm_crf}: K et al.'s NER on frozen features.")
     controls: list[Control] = Field(default_factory=lambda: ["random_init", "majority"])
     retrieval: bool = Field(True, description="Word-retrieval MRR between source and target per encoder.")
     tables: list[FactorTable] = Field(default_factory=list, description="The paper's factor tables (rows name "
@@ -160,12 +177,13 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
                                      tags + (("control", "majority"),)) for task in tasks]
     for seed in cond.seeds or s.seeds:
         encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
-        variants = [("pretrained", "finetune")]
+        variants = [("pretrained", None)]
         variants += [("random_init", "random_init")] if "random_init" in controls else []
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
             for task in tasks:
-                job = stages.transfer_job(encoder, data, task, s.source, pair, s.finetune, seed, mode, vtags)
+                job = stages.transfer_job(encoder, data, task, s.source, pair, s.finetune, seed,
+                                          mode or s.task_modes.get(task, "finetune"), vtags)
                 jobs.append(_mixed(job, data, s.source, cond.target) if cond.mixed_pairs and task == "xnli" else job)
             if s.retrieval:
                 jobs.append(stages.retrieval_job(encoder, data, text, s.source, cond.target, seed,

@@ -1,7 +1,10 @@
 """Tables of the `k2020` design, in the layout of K et al. 2020, from results.db: one table per task
-over every condition (their Tables 1–3), then the spec's factor tables (a factor's levels as rows; source
-score, target score and Δ per task) and XNLI with premise and hypothesis in different languages."""
+over every condition, then the spec's factor tables (a factor's levels as rows; source score, target score
+and Δ per task), each with the paper's rows under ours where the spec names them (published.yaml), and XNLI
+with premise and hypothesis in different languages beside the paper's Table 11."""
 from __future__ import annotations
+
+import math
 
 from mbertlab.report.plots import bar_plot
 from mbertlab.report.render import Report
@@ -9,6 +12,7 @@ from mbertlab.report.tables import Table, delta
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.papers.k2020.design import mixed_lang, plan, setting_value
+from mbertlab.studies.published import Published, load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
 from mbertlab.transfer.tasks import get_task
@@ -26,19 +30,23 @@ def conditions_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB)
     # the planned jobs, not the de-duplicated DAG: a job two conditions share (the majority tag of one
     # target) is looked up once per condition, with that condition's tags
     rows = StudyRows.load(plan(spec), store, results)
+    published = load_published(spec.design)
     tables, plots = [], []
     for task in all_tasks(s):
         conditions = [c for c in s.conditions if task in condition_tasks(s, c)]
         table, series = _task_table(s, task, conditions, rows)
+        paper = [_paper_target(s, published, c.name, task) for c in conditions]
+        if any(v == v for v, _ in paper):  # NaN (no paper row) draws no bar
+            series["paper (mean of its targets)"] = paper
         tables.append(table)
         plots.append(bar_plot(f"{headline(task)}: zero-shot from {s.source}", f"{task}-zero-shot",
                               [c.name for c in conditions], series, headline(task)))
     if s.retrieval:
         tables.append(_retrieval_table(s, rows))
-    tables += [_factor_table(s, table, rows) for table in s.tables]
+    tables += [_factor_table(s, table, rows, published) for table in s.tables]
     mixed = [c for c in s.conditions if c.mixed_pairs]
     if mixed:
-        tables.append(_mixed_pairs_table(s, mixed, rows))
+        tables.append(_mixed_pairs_table(s, mixed, rows, published))
     own = "".join(f"; {c.name}: {c.seeds}" for c in s.conditions if c.seeds)
     notes = [f"Mean ± sample std over seeds {s.seeds}{own}; Δ = source − target per seed. "
              "'random init' fine-tunes an encoder with the same shape and fresh weights; 'majority' "
@@ -75,6 +83,23 @@ def _task_table(s, task: str, conditions, rows) -> tuple[Table, dict]:
     return Table(f"{title} (%): fine-tuned on {s.source}, tested zero-shot", columns, body), series
 
 
+def _paper_target(s, published: Published | None, condition: str, task: str) -> tuple[float, float]:
+    """Mean and std of the paper's target scores for a condition, for the plots: the rows that the first
+    factor table naming paper rows under it gives (its es / hi / ru); NaN where the paper has none."""
+    key = f"{task}.target"
+    for table in s.tables:
+        if published is None or table.paper is None or key not in table.paper.columns:
+            continue
+        for row in table.rows:
+            numbers = [published.number(table.paper.table, label, table.paper.columns[key]) for label in row.paper]
+            values = [n.value for n in numbers if n is not None and n.value is not None]
+            if row.condition == condition and values:
+                mean = sum(values) / len(values)
+                var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0.0
+                return mean, math.sqrt(var)
+    return math.nan, 0.0
+
+
 def _retrieval_table(s, rows) -> Table:
     columns = ["condition", "target", "MRR (pretrained)", "MRR (random init)", "P@1 (pretrained)"]
     body = []
@@ -87,8 +112,9 @@ def _retrieval_table(s, rows) -> Table:
                  note="Mean reciprocal rank of the gold translation among all target words of the lexicon.")
 
 
-def _factor_table(s, spec_table, rows) -> Table:
-    """K et al.'s layout: one row per level of the factor; per task the source score, the target score, Δ."""
+def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
+    """K et al.'s layout: one row per level of the factor; per task the source score, the target score, Δ;
+    under a row, the paper's rows it stands for (labelled '<level> (paper)')."""
     conditions = {c.name: c for c in s.conditions}
     tasks = all_tasks(s, [conditions[r.condition] for r in spec_table.rows])
     columns = [spec_table.factor, "condition", "target"]
@@ -106,25 +132,57 @@ def _factor_table(s, spec_table, rows) -> Table:
             src, tgt = lang_cell(trained, metric, s.source), lang_cell(trained, metric, cond.target)
             line += [src, tgt, delta(src, tgt)]
         body.append(line)
+        body += _paper_lines(spec_table, row, level, tasks, published)
     metrics = ", ".join(headline(t) for t in tasks)
+    paper = spec_table.paper
+    mirrors = f" Rows '(paper)': the paper's {paper.table} (its row in the condition column)." if paper else ""
     return Table(spec_table.title, columns, body,
                  note=f"Scores in % ({metrics}); fine-tuned on {s.source}, target tested zero-shot; "
-                      "Δ = source − target per seed.")
+                      f"Δ = source − target per seed.{mirrors}")
 
 
-def _mixed_pairs_table(s, conditions, rows) -> Table:
-    """XNLI accuracy with the premise and the hypothesis each in the source or the target language."""
+def _paper_lines(spec_table, row, level: str, tasks: list[str], published: Published | None) -> list[list[str]]:
+    """The paper's rows under one of ours: its source, target and Δ cells per task ('—' where none)."""
+    paper = spec_table.paper
+    if paper is None or published is None:
+        return []
+    lines = []
+    for label in row.paper:
+        line = [f"{level} (paper)", label, "—"]
+        for task in tasks:
+            line += [published.cell(paper.table, label, paper.columns[key])
+                     if (key := f"{task}.{part}") in paper.columns else "—" for part in ("source", "target", "delta")]
+        lines.append(line)
+    return lines
+
+
+# K et al.'s Table 11: which of its columns matches (premise, hypothesis) in (source, target); their
+# B-BERTs are trained on Fake-English, so our source stands where their Fake-English does
+PAPER_MIXED = {("source", "source"): "enfake-enfake", ("target", "target"): "target-target",
+               ("source", "target"): "enfake-target", ("target", "source"): "target-enfake"}
+PAPER_MIXED_ROWS = ("enfake-es", "enfake-hi", "enfake-ru")
+
+
+def _mixed_pairs_table(s, conditions, rows, published: Published | None) -> Table:
+    """XNLI accuracy with the premise and the hypothesis each in the source or the target language, beside
+    the paper's Table 11 (its es / hi / ru targets in one cell)."""
     random_init = any("random_init" in (s.controls if c.controls is None else c.controls) for c in conditions)
     columns = ["condition", "premise", "hypothesis", "XNLI accuracy"] + (["random init"] if random_init else [])
+    columns += ["paper: es / hi / ru"] if published is not None else []
     body = []
     for cond in conditions:
         trained = rows.select("transfer", condition=cond.name, control="pretrained", task="xnli")
         random_ = rows.select("transfer", condition=cond.name, control="random_init", task="xnli")
         src, tgt = s.source, cond.target
-        for premise, hypothesis, lang in ((src, src, src), (tgt, tgt, tgt), (src, tgt, mixed_lang(src, tgt)),
-                                          (tgt, src, mixed_lang(tgt, src))):
+        for sides in PAPER_MIXED:
+            premise, hypothesis = (src if side == "source" else tgt for side in sides)
+            lang = premise if premise == hypothesis else mixed_lang(premise, hypothesis)
             line = [cond.name, premise, hypothesis, lang_cell(trained, "accuracy", lang)]
-            body.append(line + ([lang_cell(random_, "accuracy", lang)] if random_init else []))
+            line += [lang_cell(random_, "accuracy", lang)] if random_init else []
+            line += [" / ".join(published.cell("Table 11", r, PAPER_MIXED[sides]) for r in PAPER_MIXED_ROWS)] \
+                if published is not None else []
+            body.append(line)
     return Table(f"XNLI with premise and hypothesis in different languages (fine-tuned on {s.source} pairs)",
                  columns, body, note="The parallel test sets: the same examples, premise from one language's "
-                                     "file and hypothesis from the other's.")
+                                     "file and hypothesis from the other's. Paper: Table 11 (trained on "
+                                     "Fake-English, our source's place; targets es / hi / ru).")
