@@ -19,6 +19,10 @@ from tests.conftest import SHARED_DATA
 PAPERS = [key for key in BUILTIN_DESIGNS if published_path(key).is_file()]
 
 
+def test_every_paper_has_its_published_numbers():
+    assert sorted(PAPERS) == ["k2020", "liu2020", "lms2023", "wd2019", "wd2020"]
+
+
 @pytest.fixture(scope="module")
 def papers_dir() -> Path:
     folder = SHARED_DATA.parent / "papers"
