@@ -21,7 +21,8 @@ from mbertlab.transfer.config import DataFile
 def load_tagged(file: DataFile, task: str, root: Path | None = None, as_written: bool = False
                 ) -> Iterator[TaggedSentence]:
     """The sentences of a data file as (tokens, tags). Gold NER files may be IOB1 (CoNLL-2003); a prediction
-    file is read `as_written`, so the scorer's BIO repair, not the IOB1 reading, decides its entities."""
+    file is read `as_written` (BIO), so conlleval's reading of its tags, not an IOB1 conversion, decides its
+    entities."""
     from mbertlab.formats.conllu import read_conllu
     from mbertlab.formats.ner_columns import read_ner
     from mbertlab.formats.udpos import read_udpos_tsv
