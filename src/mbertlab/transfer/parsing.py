@@ -37,7 +37,11 @@ class ParsingAdapter(TaskAdapter):
     def read(self, file, root):
         if file.format != "conllu":
             raise ConfigError(f"{file.path}: parsing reads CoNLL-U, not {file.format}")
-        return read_conllu(resolve(file.path, root), v1_to_v2=True)
+        return read_conllu(resolve(file.path, root), v1_to_v2=file.v1_to_v2)
+
+    def read_predictions(self, file, root):
+        """A system output: any relation label is read as written (and scored wrong if it is not gold's)."""
+        return read_conllu(resolve(file.path, root), v1_to_v2=file.v1_to_v2, any_labels=True)
 
     def fit_labels(self, train):
         self.load_label_state({"labels": sorted({strip_subtype(r) for s in train for r in s.deprels})})
