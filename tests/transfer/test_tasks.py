@@ -45,6 +45,7 @@ def test_parser_beats_the_baseline_and_writes_trees(tmp_path, tiny):
     gold = list(read_conllu(tiny.data / "src/ud/test.conllu"))
     assert [s.forms for s in sentences] == [s.forms for s in gold]
     assert all(sum(h == 0 for h in s.heads) == 1 for s in sentences)
+    assert all((r == "root") == (h == 0) for s in sentences for h, r in zip(s.heads, s.deprels))
     rescored = score_files("parse", DataFile(lang="src", path=str(tiny.data / "src/ud/test.conllu")),
                            DataFile(lang="src", path=str(pred)))
     for metric in ("uas", "las", "uas_nopunct", "las_nopunct"):
