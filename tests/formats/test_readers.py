@@ -80,6 +80,11 @@ def test_conllu_v1_labels_mapped_only_on_request(tmp_path):
     [s] = list(read_conllu(path, v1_to_v2=True))
     assert s.upos[0] == "CCONJ" and s.deprels[2] == "obj"
     assert strip_subtype("nmod:poss") == "nmod" and strip_subtype("obj") == "obj"
+    [s] = list(read_conllu(path, any_labels=True))  # a system output: labels as written, the tree still checked
+    assert s.upos[0] == "CONJ" and s.deprels[2] == "dobj"
+    cycle = tok(1, "y", "X", 2, "dobj") + tok(2, "b", "X", 1, "root")
+    with pytest.raises(DataError, match="root"):
+        list(read_conllu(write(tmp_path, cycle + "\n", "cycle.conllu"), any_labels=True))
 
 
 def test_invalid_utf8_names_the_line(tmp_path):

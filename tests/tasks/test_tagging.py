@@ -1,4 +1,4 @@
-"""Tagging: NER repair and scores equal seqeval, sliding windows, freezing."""
+"""Tagging: the NER repair, entity F1 equal to seqeval, sliding windows, freezing."""
 from __future__ import annotations
 
 import random
@@ -28,13 +28,17 @@ def test_repair_cases(tags, repaired):
     assert repair_bio(tags) == repaired
 
 
-def test_entity_f1_equals_seqeval_on_real_predictions(shared_data):
+def test_entity_f1_equals_seqeval_on_perturbed_real_tags(shared_data):
+    """Perturbations include I- tags of another type and stand-alone I- tags: scored as predicted, no repair."""
     gold = [s.tags for s in read_ner(shared_data / "ner" / "conll2003" / "eng.testa")][:800]
     rng = random.Random(0)
     types = ["PER", "LOC", "ORG", "MISC"]
-    pred = [[t if rng.random() > 0.15 else rng.choice(["O", f"B-{rng.choice(types)}"]) for t in s] for s in gold]
-    pred = [repair_bio(p) for p in pred]  # our metric repairs; compare on repaired predictions
+    noise = lambda: rng.choice(["O", f"B-{rng.choice(types)}", f"I-{rng.choice(types)}"])  # noqa: E731
+    pred = [[t if rng.random() > 0.15 else noise() for t in s] for s in gold]
     assert ner_metrics(gold, pred)["f1"] == pytest.approx(f1_score(gold, pred), abs=1e-12)
+    repaired = [repair_bio(p) for p in pred]
+    assert ner_metrics(gold, pred)["f1_repaired"] == pytest.approx(f1_score(gold, repaired), abs=1e-12)
+    assert ner_metrics(gold, pred)["f1"] != ner_metrics(gold, pred)["f1_repaired"]
 
 
 def test_token_macro_f1_by_hand():

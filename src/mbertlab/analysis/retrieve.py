@@ -21,7 +21,7 @@ from typing import Iterator
 from pydantic import Field
 
 from mbertlab.analysis.pos_classes import most_frequent_upos, mrr_by_pos
-from mbertlab.analysis.retrieval import RetrievalScores, word_retrieval
+from mbertlab.analysis.retrieval import MEMORY_MB, RetrievalScores, word_retrieval
 from mbertlab.config import Config
 from mbertlab.errors import ConfigError
 from mbertlab.formats.muse import read_dictionary
@@ -165,6 +165,7 @@ class RetrievalInputs:
     treebank_src: Path | None = None
     all_layers: bool = False
     csls: bool = False
+    memory_mb: float = MEMORY_MB  # bound on the similarity buffers; results do not depend on it
 
 
 def _vectors(inputs: RetrievalInputs, dictionary: dict[str, list[str]]) -> dict[int | None, tuple[dict, dict]]:
@@ -187,7 +188,8 @@ def retrieve(inputs: RetrievalInputs) -> dict[int | None, dict[str, float]]:
     """{layer: {"mrr", "p@1", "p@5", "pairs", "mrr_<CLASS>"...}}; one pass over each corpus for all layers."""
     dictionary = read_dictionary(inputs.dictionary)
     classes = most_frequent_upos([inputs.treebank_src]) if inputs.treebank_src else {}
-    return {layer: retrieval_metrics(word_retrieval(dictionary, src, tgt, csls=inputs.csls), classes, True)
+    return {layer: retrieval_metrics(word_retrieval(dictionary, src, tgt, inputs.csls, memory_mb=inputs.memory_mb),
+                                     classes, True)
             for layer, (src, tgt) in _vectors(inputs, dictionary).items()}
 
 

@@ -137,14 +137,18 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
              all_layers: bool = typer.Option(False, "--all-layers",
                                              help="Contextual vectors of every layer, one pass; a row set per layer."),
              csls: bool = typer.Option(False, "--csls", help="Rank by CSLS (k = 10) instead of cosine."),
+             memory_mb: Optional[float] = typer.Option(None, min=1.0, help="MiB the similarity buffers may take "
+                                                       "(default 512; the sources x targets matrix is computed "
+                                                       "in blocks of source rows); results do not depend on it."),
              study: str = typer.Option("", help="Study name of the rows written.")) -> None:
     """Word retrieval MRR / P@1 / P@5 (and MRR by POS); rows written to results.db."""
+    from mbertlab.analysis.retrieval import MEMORY_MB
     from mbertlab.analysis.retrieve import RetrievalInputs, retrieval_rows
     from mbertlab.analysis.retrieve import retrieve as run_retrieval
     from mbertlab.store.results import open_results
 
     inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src,
-                             all_layers, csls)
+                             all_layers, csls, memory_mb or MEMORY_MB)
     by_layer = run_retrieval(inputs)
     open_results(state(ctx).workdir).add(retrieval_rows(by_layer, inputs, study))
     for layer, scores in by_layer.items():

@@ -107,12 +107,16 @@ def score(
     gold: Path = typer.Argument(..., help="Gold file (CoNLL-U or XTREME TSV for UPOS; column file for NER; "
                                 "CoNLL-U for parse; TSV for xnli/mldoc)."),
     pred: Path = typer.Argument(..., help="Predictions in the same format."),
+    gold_v1_to_v2: bool = typer.Option(False, "--gold-v1-to-v2", help="CoNLL-U: map gold's UD v1 labels to v2."),
+    pred_v1_to_v2: bool = typer.Option(False, "--pred-v1-to-v2", help="CoNLL-U: map the predictions' UD v1 labels "
+                                       "to v2 (off: scored as written, as the CoNLL 2018 scorer does)."),
 ) -> None:
     """Re-score a prediction file against gold with the code that scores runs; prints JSON."""
     from mbertlab.transfer.config import DataFile
     from mbertlab.transfer.evaluate import score_files
 
-    files = [DataFile(lang="", path=str(p), format=get_task(task).format_of(p)) for p in (gold, pred)]
+    files = [DataFile(lang="", path=str(p), format=get_task(task).format_of(p), v1_to_v2=v1)
+             for p, v1 in ((gold, gold_v1_to_v2), (pred, pred_v1_to_v2))]
     typer.echo(json.dumps(score_files(task, *files), indent=1))
 
 

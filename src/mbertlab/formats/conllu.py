@@ -4,6 +4,9 @@ Comments, multiword-token ranges (`1-2`) and empty nodes (`8.1`) are kept so tha
 back whole; words are 1..n. A sentence is accepted only if it is valid UD as far as a tagger or parser
 relies on it: IDs in sequence, ASCII-digit HEADs forming a tree with one root, UD relations, ranges over
 existing words, enhanced heads that exist. Anything else is a one-line DataError naming file and line.
+Labels are kept as written: the UD v1 -> v2 map is applied only when asked (`v1_to_v2`), and a system output
+to be scored may be read with `any_labels`, so a label outside UD v2 is scored wrong, as the official
+CoNLL 2018 scorer scores it, instead of being rejected or silently mapped.
 """
 from __future__ import annotations
 
@@ -42,10 +45,13 @@ def strip_subtype(deprel: str) -> str:
     return deprel.split(":", 1)[0]
 
 
-def read_conllu(path: str | Path, *, skip_invalid: bool = False, v1_to_v2: bool = False,
+def read_conllu(path: str | Path, *, skip_invalid: bool = False, v1_to_v2: bool = False, any_labels: bool = False,
                 stats: ReadStats | None = None) -> Iterator[DepSentence]:
-    """Sentences of a CoNLL-U file; a malformed one raises DataError naming file and line."""
-    return guarded(blocks(path, strict=True), stats, skip_invalid, lambda b: _sentence(path, b, v1_to_v2))
+    """Sentences of a CoNLL-U file; a malformed one raises DataError naming file and line. `v1_to_v2` maps UD v1
+    labels (CONJ, dobj, ...) to v2; `any_labels` accepts any UPOS and DEPREL (structure is still checked)."""
+    return guarded(blocks(path, strict=True), stats, skip_invalid,
+                   lambda b: _sentence(path, b, _Reading(DepSentence([], [], [], [], line=b[0][0]), v1_to_v2,
+                                                         any_labels)))
 
 
 @dataclass
@@ -53,13 +59,14 @@ class _Reading:
     """One sentence being read, with the line of each word, range and empty node for error messages."""
 
     sent: DepSentence
+    v1_to_v2: bool = False
+    any_labels: bool = False
     word_lines: list[int] = field(default_factory=list)
     range_lines: list[int] = field(default_factory=list)
     empty_lines: list[int] = field(default_factory=list)
 
 
-def _sentence(path, block: list[tuple[int, str]], v1_to_v2: bool) -> DepSentence:
-    reading = _Reading(DepSentence([], [], [], [], line=block[0][0]))
+def _sentence(path, block: list[tuple[int, str]], reading: _Reading) -> DepSentence:
     for number, line in block:
         if line.startswith("#"):
             if reading.word_lines or reading.range_lines or reading.empty_lines:
@@ -67,7 +74,7 @@ def _sentence(path, block: list[tuple[int, str]], v1_to_v2: bool) -> DepSentence
                                               "the first word line of a sentence")
             reading.sent.comments.append(line[1:].strip())
         else:
-            _node(path, number, _columns(path, number, line), reading, v1_to_v2)
+            _node(path, number, _columns(path, number, line), reading)
     if not reading.word_lines:
         raise DataError(path, block[0][0], "found a sentence without word lines; expected at least one word")
     _check_ranges_end(path, reading)
@@ -92,19 +99,19 @@ def _columns(path, number: int, line: str) -> list[str]:
     return cols
 
 
-def _node(path, number: int, cols: list[str], reading: _Reading, v1_to_v2: bool) -> None:
+def _node(path, number: int, cols: list[str], reading: _Reading) -> None:
     if WORD_ID.fullmatch(cols[0]):
-        _word(path, number, cols, reading, v1_to_v2)
+        _word(path, number, cols, reading)
     elif match := RANGE_ID.fullmatch(cols[0]):
         _range(path, number, cols, int(match[1]), int(match[2]), reading)
     elif match := EMPTY_ID.fullmatch(cols[0]):
-        _empty(path, number, cols, int(match[1]), int(match[2]), reading, v1_to_v2)
+        _empty(path, number, cols, int(match[1]), int(match[2]), reading)
     else:
         raise DataError(path, number, f"found ID {cols[0]!r}; expected a word ID (1, 2, ...), a range (1-2) "
                                       "or an empty node ID (1.1) in ASCII digits")
 
 
-def _word(path, number: int, cols: list[str], reading: _Reading, v1_to_v2: bool) -> None:
+def _word(path, number: int, cols: list[str], reading: _Reading) -> None:
     sent = reading.sent
     if cols[0] != str(len(sent.forms) + 1):
         raise DataError(path, number, f"found word ID {cols[0]}; expected {len(sent.forms) + 1}")
@@ -113,29 +120,32 @@ def _word(path, number: int, cols: list[str], reading: _Reading, v1_to_v2: bool)
                                       "in ASCII digits")
     sent.forms.append(nfc(cols[1]))
     sent.lemmas.append(cols[2])
-    sent.upos.append(_upos(path, number, cols[3], v1_to_v2))
+    sent.upos.append(_upos(path, number, cols[3], reading))
     sent.xpos.append(cols[4])
     sent.feats.append(cols[5])
     sent.heads.append(int(cols[6]))
-    sent.deprels.append(_deprel(path, number, cols[7], v1_to_v2))
+    sent.deprels.append(_deprel(path, number, cols[7], reading))
     sent.deps.append(cols[8])
     sent.misc.append(cols[9])
     reading.word_lines.append(number)
 
 
-def _upos(path, number: int, value: str, v1_to_v2: bool, blank_ok: bool = False) -> str:
-    upos = V1_UPOS.get(value, value) if v1_to_v2 else value
-    if upos not in UPOS_TAGS and not (blank_ok and upos == "_"):
+def _upos(path, number: int, value: str, reading: _Reading, blank_ok: bool = False) -> str:
+    upos = V1_UPOS.get(value, value) if reading.v1_to_v2 else value
+    if upos not in UPOS_TAGS and not (blank_ok and upos == "_") and not reading.any_labels:
         hint = " (a UD v1 tag: read with the v1-to-v2 mapping)" if value in V1_UPOS else ""
         raise DataError(path, number, f"found UPOS {value!r}; expected a UPOS tag ({', '.join(UPOS_TAGS)}){hint}")
     return upos
 
 
-def _deprel(path, number: int, value: str, v1_to_v2: bool) -> str:
+def _deprel(path, number: int, value: str, reading: _Reading) -> str:
     base, _, sub = value.partition(":")
-    deprel = V1_DEPRELS.get(base, base) + (f":{sub}" if sub else "") if v1_to_v2 else value
+    deprel = V1_DEPRELS.get(base, base) + (f":{sub}" if sub else "") if reading.v1_to_v2 else value
+    if reading.any_labels:
+        return deprel
     if not DEPREL.fullmatch(deprel) or strip_subtype(deprel) not in UD_RELATIONS:
-        hint = " (a UD v1 relation: read with the v1-to-v2 mapping)" if base in V1_DEPRELS and not v1_to_v2 else ""
+        v1 = base in V1_DEPRELS and not reading.v1_to_v2
+        hint = " (a UD v1 relation: read with the v1-to-v2 mapping)" if v1 else ""
         raise DataError(path, number, f"found DEPREL {value!r}; expected a UD relation with an optional "
                                       f"lowercase subtype, like nsubj or nmod:poss{hint}")
     return deprel
@@ -159,7 +169,7 @@ def _range(path, number: int, cols: list[str], first: int, last: int, reading: _
     reading.range_lines.append(number)
 
 
-def _empty(path, number: int, cols: list[str], after: int, index: int, reading: _Reading, v1_to_v2: bool) -> None:
+def _empty(path, number: int, cols: list[str], after: int, index: int, reading: _Reading) -> None:
     sent, words = reading.sent, len(reading.sent.forms)
     expected = 1 + sum(1 for node in sent.empty if node.after == words)
     if (after, index) != (words, expected):
@@ -171,7 +181,7 @@ def _empty(path, number: int, cols: list[str], after: int, index: int, reading: 
         raise DataError(path, number, f"found HEAD {cols[6]!r} and DEPREL {cols[7]!r} on an empty node; expected _ _")
     if cols[8] == "_":
         raise DataError(path, number, "found DEPS _ on an empty node; expected its enhanced heads (head:relation)")
-    upos = _upos(path, number, cols[3], v1_to_v2, blank_ok=True)
+    upos = _upos(path, number, cols[3], reading, blank_ok=True)
     sent.empty.append(EmptyNode(after, index, nfc(cols[1]), cols[2], upos, cols[4], cols[5], cols[8], cols[9]))
     reading.empty_lines.append(number)
 

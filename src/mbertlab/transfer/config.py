@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_serializer
 
 from mbertlab.config import Config
+from mbertlab.corpus.build import omit_defaults
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
 
@@ -21,6 +22,12 @@ class DataFile(Config):
     start: int = Field(0, ge=0, description="Use examples [start, end) of the file, e.g. to train on part of "
                        "a dev set and evaluate on the rest (the XNLI path of the shared data).")
     end: int | None = Field(None, ge=1)
+    v1_to_v2: bool = Field(False, description="CoNLL-U: map UD v1 labels (CONJ, dobj, ...) to v2 on reading. Off: "
+                           "labels are read and scored as written.")
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("v1_to_v2",))
 
 
 class TransferConfig(Config):

@@ -37,7 +37,11 @@ class ParsingAdapter(TaskAdapter):
     def read(self, file, root):
         if file.format != "conllu":
             raise ConfigError(f"{file.path}: parsing reads CoNLL-U, not {file.format}")
-        return read_conllu(resolve(file.path, root), v1_to_v2=True)
+        return read_conllu(resolve(file.path, root), v1_to_v2=file.v1_to_v2)
+
+    def read_predictions(self, file, root):
+        """A system output: any relation label is read as written (and scored wrong if it is not gold's)."""
+        return read_conllu(resolve(file.path, root), v1_to_v2=file.v1_to_v2, any_labels=True)
 
     def fit_labels(self, train):
         self.load_label_state({"labels": sorted({strip_subtype(r) for s in train for r in s.deprels})})
@@ -46,7 +50,8 @@ class ParsingAdapter(TaskAdapter):
         c = self.config
         lstm = c.lstm_hidden if c.mode in ("feature", "bilstm_crf") else None
         return BiaffineHead(n_in, len(self.labels), c.arc_mlp, c.label_mlp, c.dropout,
-                            len(UPOS_TAGS) if c.gold_upos else None, c.upos_dim, lstm)
+                            len(UPOS_TAGS) if c.gold_upos else None, c.upos_dim, lstm,
+                            self.labels.index("root") if "root" in self.labels else None)
 
     def encode(self, tokenizer, records: list[DepSentence], training):
         items, dropped = [], 0
@@ -108,13 +113,15 @@ class ParsingAdapter(TaskAdapter):
 
     def majority(self, train, records):
         """A baseline: every word headed by its left (or right, whichever is more often right in training)
-        neighbour, the sentence's last (first) word the root, and the most frequent relation."""
-        rel = Counter(strip_subtype(r) for s in train for r in s.deprels).most_common(1)[0][0]
+        neighbour, the sentence's first (last) word the root, labelled `root`, every other word the most
+        frequent other relation."""
+        counts = Counter(strip_subtype(r) for s in train for r in s.deprels)
+        rel = next((r for r, _ in counts.most_common() if r != "root"), "dep")
         left = sum(h == i for s in train for i, h in enumerate(s.heads))  # word i+1 headed by word i
         right = sum(h == i + 2 for s in train for i, h in enumerate(s.heads))
         if left >= right:
-            return [(list(range(len(s))), [rel] * len(s)) for s in records]
-        return [(list(range(2, len(s) + 1)) + [0], [rel] * len(s)) for s in records]
+            return [(list(range(len(s))), ["root"] + [rel] * (len(s) - 1)) for s in records]
+        return [(list(range(2, len(s) + 1)) + [0], [rel] * (len(s) - 1) + ["root"]) for s in records]
 
     def as_prediction(self, record):
         return record.heads, [strip_subtype(r) for r in record.deprels]

@@ -21,7 +21,8 @@ from mbertlab.transfer.config import DataFile
 def load_tagged(file: DataFile, task: str, root: Path | None = None, as_written: bool = False
                 ) -> Iterator[TaggedSentence]:
     """The sentences of a data file as (tokens, tags). Gold NER files may be IOB1 (CoNLL-2003); a prediction
-    file is read `as_written`, so the scorer's BIO repair, not the IOB1 reading, decides its entities."""
+    file is read `as_written` (BIO), so conlleval's reading of its tags, not an IOB1 conversion, decides its
+    entities."""
     from mbertlab.formats.conllu import read_conllu
     from mbertlab.formats.ner_columns import read_ner
     from mbertlab.formats.udpos import read_udpos_tsv
@@ -30,7 +31,8 @@ def load_tagged(file: DataFile, task: str, root: Path | None = None, as_written:
     if file.format == "conllu":
         if task != "upos":
             raise ConfigError(f"{path}: a CoNLL-U file carries UPOS, not NER tags")
-        sents = (TaggedSentence(s.forms, s.upos, line=s.line) for s in read_conllu(path, v1_to_v2=True))
+        sents = (TaggedSentence(s.forms, s.upos, line=s.line)
+                 for s in read_conllu(path, v1_to_v2=file.v1_to_v2, any_labels=as_written))
     elif file.format == "udpos":
         sents = read_udpos_tsv(path)
     elif file.format == "ner":
@@ -109,7 +111,7 @@ class TaggingAdapter(TaskAdapter):
         if file.format == "conllu":
             from mbertlab.formats.conllu import read_conllu, write_conllu
 
-            sentences = list(islice(read_conllu(resolve(file.path, root), v1_to_v2=True), file.start,
+            sentences = list(islice(read_conllu(resolve(file.path, root), v1_to_v2=file.v1_to_v2), file.start,
                                     file.start + len(records)))
             for sentence, tags in zip(sentences, predictions):
                 sentence.upos = list(tags)

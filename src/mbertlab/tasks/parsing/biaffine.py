@@ -2,7 +2,8 @@
 
 Arc MLPs + biaffine give s_arc[dependent, head]; label MLPs + a bilinear layer per relation give
 s_rel[dependent, head, relation]. Position 0 is the root, represented by the [CLS] vector. Decoding is
-always a well-formed tree with one root (`decode_mst`); labels are the best relation for the chosen head.
+always a well-formed tree with one root (`decode_mst`); labels are the best relation for the chosen head
+under UD's rule that `root` is the relation of the word attached to 0 and of no other word (`root_label`).
 """
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ IGNORE = -100
 
 class BiaffineHead(nn.Module):
     def __init__(self, n_in: int, n_rels: int, arc_mlp: int = 500, label_mlp: int = 100, dropout: float = 0.33,
-                 n_upos: int | None = None, upos_dim: int = 50, lstm_hidden: int | None = None):
+                 n_upos: int | None = None, upos_dim: int = 50, lstm_hidden: int | None = None,
+                 root_label: int | None = None):
         super().__init__()
+        self.root_label = root_label  # the id of `root`; None when training had no such relation
         self.upos = nn.Embedding(n_upos + 1, upos_dim) if n_upos else None  # + 1: the root's tag
         n_in += upos_dim if n_upos else 0
         self.lstm = BiLSTM(n_in, lstm_hidden) if lstm_hidden else None
@@ -59,6 +62,16 @@ class BiaffineHead(nn.Module):
         for b, n in enumerate((batch["word_mask"].sum(1) - 1).tolist()):
             log_probs = torch.log_softmax(s_arc[b, : n + 1, : n + 1], -1).double().numpy()
             heads = decode_mst(log_probs)
-            rels = s_rel[b, torch.arange(1, n + 1), torch.tensor(heads)].argmax(-1).tolist()
-            out.append((heads, rels))
+            out.append((heads, self.relations(s_rel[b, torch.arange(1, n + 1), torch.tensor(heads)], heads)))
         return out
+
+    def relations(self, scores: torch.Tensor, heads: list[int]) -> list[int]:
+        """scores [n, R] of each word's relations at its chosen head → relation ids: `root` for the word
+        whose head is 0, the best other relation for every other word."""
+        if self.root_label is None:
+            return scores.argmax(-1).tolist()
+        best = scores.clone()
+        best[:, self.root_label] = float("-inf")
+        rels = best.argmax(-1)
+        rels[torch.tensor(heads) == 0] = self.root_label
+        return rels.tolist()
