@@ -150,14 +150,15 @@ def overlap_job(encoder: Job, text: Job, source: str, targets: list[str], senten
     return Job("overlap", config, (encoder, text), label=f"overlap {source} -> {'+'.join(targets)}", tags=tuple(tags))
 
 
-def correlate_job(overlap: Job, transfers: list[Job], seed: int, tags=()) -> Job:
-    """Transfers are fine-tuned on the overlap's source and score its targets; one per task."""
+def correlate_job(overlap: Job, transfers: list[Job], seed: int, tags=(), repair: bool = False) -> Job:
+    """Transfers are fine-tuned on the overlap's source and score its targets; one per task. `repair`: NER
+    is scored by the repaired F1, as the paper reports it (see Task.reported)."""
     from mbertlab.transfer.tasks import get_task
 
     tasks = [t.config.task for t in transfers]
     if len(set(tasks)) != len(tasks):
         raise ConfigError(f"correlate: one transfer job per task, got tasks {tasks}")
-    config = CorrelateConfig(metrics={t: get_task(t).metric for t in tasks}, seed=seed)
+    config = CorrelateConfig(metrics={t: get_task(t).reported(repair) for t in tasks}, seed=seed)
     return Job("correlate", config, (overlap, *transfers), label=f"correlate overlap seed {seed}", tags=tuple(tags))
 
 

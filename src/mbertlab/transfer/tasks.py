@@ -22,6 +22,12 @@ class Task:
     formats: tuple[str, ...]  # the data-file formats it reads; the first is the default
     adapter: str  # "module:Class" of its TaskAdapter
     suffix_formats: tuple[tuple[str, str], ...] = ()  # (file-name ending, format) overriding the default
+    repaired: str = ""  # NER: the F1 after Wu & Dredze's repair of invalid I- starts, also in every run's rows
+
+    def reported(self, repair: bool = False) -> str:
+        """The metric a paper's table reports: the main one, or the repaired F1 where the paper repaired
+        its predictions first (wd2019 §5.1, wd2020 §3)."""
+        return self.repaired if repair and self.repaired else self.metric
 
     def format_of(self, path: str | Path) -> str:
         """The format of a file given without one: by its name's ending, else the task's default."""
@@ -36,7 +42,8 @@ class Task:
 TASKS: dict[str, Task] = {t.name: t for t in (
     Task("upos", "POS", "accuracy", "accuracy", ("conllu", "udpos"), "mbertlab.transfer.tagging:TaggingAdapter",
          suffix_formats=((".tsv", "udpos"),)),
-    Task("ner", "NER", "f1", "entity F1", ("ner",), "mbertlab.transfer.tagging:TaggingAdapter"),
+    Task("ner", "NER", "f1", "entity F1", ("ner",), "mbertlab.transfer.tagging:TaggingAdapter",
+         repaired="f1_repaired"),
     Task("parse", "Parsing", "las_nopunct", "LAS (no punctuation)", ("conllu",),
          "mbertlab.transfer.parsing:ParsingAdapter"),
     Task("xnli", "XNLI", "accuracy", "accuracy", ("xnli",), "mbertlab.transfer.classification:ClassificationAdapter"),

@@ -41,7 +41,7 @@ def wd2019_report(spec: StudySpec, store, results) -> Report:
     s = spec.settings
     rows = StudyRows.load(plan(spec), store, results)
     _, targets = study_languages(spec, next(j for j in rows.jobs if j.kind == "transfer").inputs[-1])
-    ctx = (s, rows, targets, {t: get_task(t).metric for t in s.tasks})
+    ctx = (s, rows, targets, {t: get_task(t).reported(repair=True) for t in s.tasks})
     tables, plots = [_zero_shot_table(*ctx, FINETUNE_ALL)], []
     if len(s.strategies) > 1 or s.strategies != ["finetune"]:
         tables.append(_strategy_table(*ctx))

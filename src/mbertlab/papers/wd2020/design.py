@@ -262,7 +262,7 @@ def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> lis
     for task in s.tasks:
         scored = [j for j in transfers if j.tag("task") == task]
         if scored:
-            config = RegressConfig(task=task, metric=get_task(task).metric, factors=s.regression.factors,
+            config = RegressConfig(task=task, metric=get_task(task).reported(repair=True), factors=s.regression.factors,
                                    alpha=s.regression.alpha)
             jobs.append(Job("wd2020_regress", config, (sizes, *scored), label=f"regression {task}",
                             tags=(("task", task), ("encoder", s.regression.encoder))))
