@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from mbertlab.cli.common import state
+from mbertlab.cli.common import device_option, state
 
 analyze_app = typer.Typer(help="Analyses over results.db: regression, correlation, by-layer plots.",
                           no_args_is_help=True)
@@ -137,14 +137,15 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
              all_layers: bool = typer.Option(False, "--all-layers",
                                              help="Contextual vectors of every layer, one pass; a row set per layer."),
              csls: bool = typer.Option(False, "--csls", help="Rank by CSLS (k = 10) instead of cosine."),
-             study: str = typer.Option("", help="Study name of the rows written.")) -> None:
+             study: str = typer.Option("", help="Study name of the rows written."),
+             device: Optional[str] = device_option()) -> None:
     """Word retrieval MRR / P@1 / P@5 (and MRR by POS); rows written to results.db."""
     from mbertlab.analysis.retrieve import RetrievalInputs, retrieval_rows
     from mbertlab.analysis.retrieve import retrieve as run_retrieval
     from mbertlab.store.results import open_results
 
     inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src,
-                             all_layers, csls)
+                             all_layers, csls, device or "auto")
     by_layer = run_retrieval(inputs)
     open_results(state(ctx).workdir).add(retrieval_rows(by_layer, inputs, study))
     for layer, scores in by_layer.items():

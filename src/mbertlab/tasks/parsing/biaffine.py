@@ -48,7 +48,7 @@ class BiaffineHead(nn.Module):
         dep = batch["heads"] != IGNORE
         heads = batch["heads"][dep]
         arc_loss = nn.functional.cross_entropy(s_arc[dep], heads)
-        rel_scores = s_rel[dep][torch.arange(len(heads)), heads]  # each word's relations at its gold head
+        rel_scores = s_rel[dep][torch.arange(len(heads), device=heads.device), heads]  # relations at the gold head
         return arc_loss + nn.functional.cross_entropy(rel_scores, batch["rels"][dep])
 
     def decode(self, scores: tuple[torch.Tensor, torch.Tensor], batch: dict[str, torch.Tensor]
@@ -57,8 +57,9 @@ class BiaffineHead(nn.Module):
         s_arc, s_rel = scores
         out = []
         for b, n in enumerate((batch["word_mask"].sum(1) - 1).tolist()):
-            log_probs = torch.log_softmax(s_arc[b, : n + 1, : n + 1], -1).double().numpy()
-            heads = decode_mst(log_probs)
-            rels = s_rel[b, torch.arange(1, n + 1), torch.tensor(heads)].argmax(-1).tolist()
+            log_probs = torch.log_softmax(s_arc[b, : n + 1, : n + 1], -1).double().cpu().numpy()
+            heads = decode_mst(log_probs)  # MST on the CPU
+            words = torch.arange(1, n + 1, device=s_rel.device)
+            rels = s_rel[b, words, torch.tensor(heads).to(s_rel.device)].argmax(-1).tolist()
             out.append((heads, rels))
         return out
