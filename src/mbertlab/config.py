@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mbertlab.errors import ConfigError
+from mbertlab.runtime import DEVICE_SETTING
 
 C = TypeVar("C", bound="Config")
 
@@ -29,6 +30,22 @@ class Config(BaseModel):
 
     def content_hash(self, inputs: Iterable[str] = ()) -> str:
         return content_hash(self.model_dump(mode="json"), inputs)
+
+
+def device_field() -> Any:
+    """The `device` key of every stage that runs a model: auto | cpu | cuda | cuda:N. Left out of the dump, so
+    out of config.json and of every content hash: the same config gives the same artifact on any device."""
+    return Field("auto", pattern=DEVICE_SETTING, exclude=True, description="Where models run: "
+                 "auto (this rank's GPU when CUDA is there, else the CPU), cpu, cuda (LOCAL_RANK's GPU) or cuda:N.")
+
+
+def on_device(config: C, device: str) -> C:
+    """`config` with every `device` key left at auto (its own and its sub-configs') set to `device`."""
+    update: dict[str, Any] = {name: on_device(value, device) for name in type(config).model_fields
+                              if isinstance(value := getattr(config, name), Config)}
+    if getattr(config, "device", None) == "auto":
+        update["device"] = device
+    return config.model_copy(update=update) if update else config
 
 
 def canonical_json(data: Any) -> str:

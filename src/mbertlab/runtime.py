@@ -1,4 +1,4 @@
-"""Process-level settings for training: threads, allocator, seeds."""
+"""Process-level settings for training: threads, allocator, seeds, and the device and precision a stage runs on."""
 from __future__ import annotations
 
 import ctypes
@@ -63,3 +63,124 @@ def seed_everything(seed: int) -> None:
     except ImportError:
         return
     torch.manual_seed(seed)
+
+
+# ---- the device a stage runs on ----------------------------------------------------------------
+
+DEVICE_SETTING = r"^(auto|cpu|cuda(:\d+)?)$"  # what a config's `device` accepts
+RUNTIME_FILE = "runtime.json"  # what a stage ran on; the artifact store moves it into meta.json
+
+
+def local_rank() -> int:
+    """This process's GPU under torchrun (LOCAL_RANK) or SLURM (SLURM_LOCALID); 0 alone."""
+    return int(os.environ.get("LOCAL_RANK", os.environ.get("SLURM_LOCALID", "0")))
+
+
+def resolve_device(setting: str = "auto"):
+    """The torch.device of a `device` setting: auto is this rank's GPU when CUDA is there, else the CPU; `cuda`
+    is this rank's GPU (LOCAL_RANK under torchrun); `cuda:N` is GPU N."""
+    import re
+
+    import torch
+
+    if not re.fullmatch(DEVICE_SETTING, setting):
+        from mbertlab.errors import ConfigError
+
+        raise ConfigError(f"key 'device': expected auto, cpu, cuda or cuda:N, got {setting!r}")
+    if setting == "cpu" or (setting == "auto" and not torch.cuda.is_available()):
+        return torch.device("cpu")
+    return _accelerator(int(setting.split(":")[1]) if ":" in setting else local_rank(), setting)
+
+
+def _accelerator(index: int, setting: str):
+    """GPU `index`, made current, with TF32 for fp32 matmuls and convolutions (tests swap in a simulated one)."""
+    import torch
+
+    from mbertlab.errors import ConfigError
+
+    if not torch.cuda.is_available():
+        raise ConfigError(f"key 'device': {setting!r} needs a CUDA GPU and none is visible (use cpu or auto)")
+    if index >= torch.cuda.device_count():
+        raise ConfigError(f"key 'device': {setting!r}: GPU {index} asked for, {torch.cuda.device_count()} visible")
+    torch.cuda.set_device(index)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    return torch.device("cuda", index)
+
+
+def bf16_supported() -> bool:
+    """The CPU has native bf16 (AVX512-BF16 or AMX): autocast there measured 2-3x faster than fp32."""
+    import torch
+
+    return bool(getattr(torch.backends.cpu, "get_cpu_capability", lambda: "")() in ("AVX512", "AMX")
+                or torch.cpu._is_avx512_bf16_supported())
+
+
+def resolve_precision(setting: str, device) -> str:
+    """bf16 or fp32: `auto` is bf16 where the device runs it natively (a CUDA GPU that supports it, a CPU with
+    AVX512-BF16/AMX), fp32 elsewhere."""
+    if setting != "auto":
+        return setting
+    import torch
+
+    if device.type == "cuda":
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    return "bf16" if device.type == "cpu" and bf16_supported() else "fp32"
+
+
+def autocast_factory(device, precision: str):
+    """A factory of the autocast context for a resolved precision on `device` (bf16 autocast, or nothing)."""
+    import contextlib
+
+    import torch
+
+    if precision == "bf16":
+        return lambda: torch.autocast(device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext
+
+
+def attention_for(device, configured: str = "eager") -> str:
+    """Hugging Face attention: SDPA (flash / memory-efficient kernels) on CUDA; on the CPU the configured one
+    (eager measured fastest in bf16 here, shared notes section 3)."""
+    return "sdpa" if device.type == "cuda" else configured
+
+
+def to_device(tensor, device):
+    """`tensor` on `device`; to a GPU through pinned memory with an asynchronous copy, on the CPU untouched."""
+    if tensor is None or tensor.device == device:
+        return tensor
+    if device.type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
+def processor_name() -> str:
+    """The CPU model (/proc/cpuinfo's model name where there is one)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def ran_on(device, precision: str) -> dict:
+    """What a stage ran on: the resolved device and precision, the GPU's name on CUDA, the processor."""
+    import torch
+
+    ran = {"device": str(device), "precision": precision, "processor": processor_name()}
+    if device.type == "cuda":
+        ran["gpu"] = torch.cuda.get_device_name(device)
+    return ran
+
+
+def record_runtime(out, device, precision: str) -> None:
+    """Write `ran_on` into a stage's build directory (`RUNTIME_FILE`; the store moves it into meta.json)."""
+    import json
+    from pathlib import Path
+
+    (Path(out) / RUNTIME_FILE).write_text(json.dumps(ran_on(device, precision), indent=1) + "\n", encoding="utf-8")

@@ -40,10 +40,14 @@ def contextual_vectors(encoder, tokenizer, sentences: Iterable[list[str]], words
 
 
 def _accumulate(encoder, tokenizer, batch, words, layers, sums, counts, max_length) -> None:
+    from mbertlab.runtime import to_device
+
     enc = tokenizer(batch, is_split_into_words=True, truncation=True, max_length=max_length,
                     padding=True, return_tensors="pt")
-    out = encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], output_hidden_states=True)
-    states = {l: out.hidden_states[l].float().numpy() for l in layers}  # [B, S, H] each
+    device = next(encoder.parameters()).device
+    out = encoder(input_ids=to_device(enc["input_ids"], device),
+                  attention_mask=to_device(enc["attention_mask"], device), output_hidden_states=True)
+    states = {l: out.hidden_states[l].float().cpu().numpy() for l in layers}  # [B, S, H] each, summed in fp64
     for b, sentence in enumerate(batch):
         positions: dict[int, list[int]] = {}
         for pos, w in enumerate(enc.word_ids(b)):
@@ -81,20 +85,21 @@ def text_sentences(files: list[Path], limit: int | None = None) -> Iterator[list
 
 def encoder_word_vectors(encoder_dir: Path, sentences: tuple[Iterable[list[str]], Iterable[list[str]]],
                          words: tuple[set[str], set[str]], layer: int | None = None, all_layers: bool = False,
-                         random_init: bool = False, seed: int = 0) -> dict[int | None, tuple[dict, dict]]:
+                         random_init: bool = False, seed: int = 0, device: torch.device = torch.device("cpu")
+                         ) -> dict[int | None, tuple[dict, dict]]:
     """{layer: (source vectors, target vectors)} of the two sides' `words`.
 
     A static-vector directory gives each word the mean of its pieces (one entry, layer None; `sentences`
     unused). A transformer gives contextual vectors over each side's `sentences` at `layer` (default the
-    last), or at every hidden-state index in one pass with `all_layers`.
+    last), or at every hidden-state index in one pass with `all_layers`; the encoder runs on `device`.
     """
     from mbertlab.transfer.encoder import load_encoder
 
-    tokenizer, model = load_encoder(encoder_dir, random_init, seed)
+    tokenizer, model = load_encoder(encoder_dir, random_init, seed, device)
     if getattr(model, "is_static", False):
         from mbertlab.embeddings.words import word_vectors
 
-        table = model.embeddings.weight.numpy()
+        table = model.embeddings.weight.cpu().numpy()
         pieces = {p: np.asarray(table[i]) for p, i in tokenizer.get_vocab().items()}
         src, tgt = (word_vectors(tokenizer, pieces, side) for side in words)
         return {None: (src, tgt)}

@@ -22,7 +22,7 @@ from pydantic import Field
 
 from mbertlab.analysis.pos_classes import most_frequent_upos, mrr_by_pos
 from mbertlab.analysis.retrieval import MEMORY_MB, RetrievalScores, word_retrieval
-from mbertlab.config import Config
+from mbertlab.config import Config, device_field
 from mbertlab.errors import ConfigError
 from mbertlab.formats.muse import read_dictionary
 from mbertlab.store.artifacts import Artifact, final_path
@@ -40,6 +40,7 @@ class RetrievalConfig(Config):
     layer: int | None = Field(None, description="Hidden-state index; default the last layer.")
     sentences: int = Field(5000, description="Sentences of each language's dev+train text streamed.")
     text_files: str = Field(TEXT_FILES, description="Where a language's text is in the text artifact.")
+    device: str = device_field()
 
 
 class WordRetrievalConfig(Config):
@@ -55,6 +56,7 @@ class WordRetrievalConfig(Config):
                             "false scores only the pairs a shared vocabulary does not solve trivially.")
     random_init: bool = False
     seed: int = 0
+    device: str = device_field()
 
 
 def sides(dictionary: dict[str, list[str]]) -> tuple[set[str], set[str]]:
@@ -82,11 +84,15 @@ def _text(config: RetrievalConfig | WordRetrievalConfig, root: Path, lang: str) 
 
 
 def _lexicon_scores(config: RetrievalConfig | WordRetrievalConfig, vectors: Artifact, dictionary: dict,
-                    sentences: tuple, classes: dict[str, str]) -> tuple[RetrievalScores, dict[str, float]]:
+                    sentences: tuple, classes: dict[str, str], out: Path) -> tuple[RetrievalScores, dict[str, float]]:
+    """Scores of the vectors' artifact on the lexicon; what the encoder ran on is recorded in `out`."""
     from mbertlab.analysis.contextual import encoder_word_vectors
+    from mbertlab.runtime import record_runtime, resolve_device
 
+    device = resolve_device(config.device)
     ((src, tgt),) = encoder_word_vectors(vectors.path / "model", sentences, sides(dictionary), config.layer,
-                                         random_init=config.random_init, seed=config.seed).values()
+                                         random_init=config.random_init, seed=config.seed, device=device).values()
+    record_runtime(out, device, "fp32")
     scores = word_retrieval(dictionary, src, tgt)
     return scores, retrieval_metrics(scores, classes)
 
@@ -111,7 +117,7 @@ def retrieval_into(config: RetrievalConfig, encoder: Artifact, data_root: Path, 
     seed_everything(config.seed)
     dictionary = read_dictionary(data_root / config.lexicon)
     sentences = (_text(config, text_root, config.source), _text(config, text_root, config.target))
-    scores, metrics = _lexicon_scores(config, encoder, dictionary, sentences, {})
+    scores, metrics = _lexicon_scores(config, encoder, dictionary, sentences, {}, out)
     mode = "random_init" if config.random_init else "pretrained"
     _record(config, encoder, mode, metrics, {**metrics, "pairs": scores.pairs}, out, results, study)
 
@@ -143,7 +149,7 @@ def word_retrieval_into(config: WordRetrievalConfig, vectors: Artifact, data_roo
     dictionary, entries = _scored_lexicon(config, data_root, vectors.path / "model", sentences)
     classes = most_frequent_upos([data_root / config.treebank.format(lang=config.source)]) if config.treebank else {}
     scores, metrics = _lexicon_scores(config, vectors, dictionary, (sentences[config.source],
-                                                                    sentences[config.target]), classes)
+                                                                    sentences[config.target]), classes, out)
     summary = {**metrics, "pairs": scores.pairs, "lexicon_entries": entries,
                "pairs_by_upos": dict(Counter(classes.get(w, "none") for w in scores.ranks)), "ranks": scores.ranks}
     mode = "random_init" if config.random_init else "static" if vectors.stage == "static" else "contextual"
@@ -166,6 +172,7 @@ class RetrievalInputs:
     all_layers: bool = False
     csls: bool = False
     memory_mb: float = MEMORY_MB  # bound on the similarity buffers; results do not depend on it
+    device: str = "auto"
 
 
 def _vectors(inputs: RetrievalInputs, dictionary: dict[str, list[str]]) -> dict[int | None, tuple[dict, dict]]:
@@ -181,7 +188,10 @@ def _vectors(inputs: RetrievalInputs, dictionary: dict[str, list[str]]) -> dict[
     from mbertlab.analysis.contextual import encoder_word_vectors, read_sentences
 
     sentences = (read_sentences(inputs.corpus_src), read_sentences(inputs.corpus_tgt))
-    return encoder_word_vectors(inputs.model, sentences, sides(dictionary), inputs.layer, inputs.all_layers)
+    from mbertlab.runtime import resolve_device
+
+    return encoder_word_vectors(inputs.model, sentences, sides(dictionary), inputs.layer, inputs.all_layers,
+                                device=resolve_device(inputs.device))
 
 
 def retrieve(inputs: RetrievalInputs) -> dict[int | None, dict[str, float]]:

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from mbertlab.cli.common import state
+from mbertlab.cli.common import device_option, state
 
 analyze_app = typer.Typer(help="Analyses over results.db: regression, correlation, by-layer plots.",
                           no_args_is_help=True)
@@ -140,7 +140,8 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
              memory_mb: Optional[float] = typer.Option(None, min=1.0, help="MiB the similarity buffers may take "
                                                        "(default 512; the sources x targets matrix is computed "
                                                        "in blocks of source rows); results do not depend on it."),
-             study: str = typer.Option("", help="Study name of the rows written.")) -> None:
+             study: str = typer.Option("", help="Study name of the rows written."),
+             device: Optional[str] = device_option()) -> None:
     """Word retrieval MRR / P@1 / P@5 (and MRR by POS); rows written to results.db."""
     from mbertlab.analysis.retrieval import MEMORY_MB
     from mbertlab.analysis.retrieve import RetrievalInputs, retrieval_rows
@@ -148,7 +149,7 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
     from mbertlab.store.results import open_results
 
     inputs = RetrievalInputs(dict_, src_emb, tgt_emb, model, layer, corpus_src, corpus_tgt, treebank_src,
-                             all_layers, csls, memory_mb or MEMORY_MB)
+                             all_layers, csls, memory_mb or MEMORY_MB, device or "auto")
     by_layer = run_retrieval(inputs)
     open_results(state(ctx).workdir).add(retrieval_rows(by_layer, inputs, study))
     for layer, scores in by_layer.items():

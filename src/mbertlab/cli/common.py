@@ -20,6 +20,17 @@ def state(ctx: typer.Context) -> CliState:
     return root if isinstance(root, CliState) else CliState(Path("mbertlab-work"), False)
 
 
+def device_option():
+    """`--device` of every command that runs a model (the configs' `device` key)."""
+    return typer.Option(None, "--device", help="Where models run: auto (the GPU when there is one), cpu, cuda "
+                        "(this rank's GPU) or cuda:N. Not part of any artifact's hash.")
+
+
+def device_overrides(overrides: list[str], device: str | None) -> list[str]:
+    """`--set` overrides plus `device=...` when `--device` was given."""
+    return [*overrides, f"device={device}"] if device else list(overrides)
+
+
 def plain_console(stderr: bool = False) -> Console:
     """A console that never reads Rich markup: printed labels, names and paths come from users and files,
     and `[/x]` in one of them would otherwise raise MarkupError (or `[red]` vanish from the output)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from mbertlab.cli.common import plain_console, state
+from mbertlab.cli.common import device_option, device_overrides, plain_console, state
 
 study_app = typer.Typer(help="Declarative studies: validate, run (resumable, locally or on SLURM), status, "
                         "report, compare.", no_args_is_help=True)
@@ -95,6 +95,7 @@ def run(
     executor: str = typer.Option("local", help="local (this machine), slurm (submit every missing stage as SLURM "
                                  "jobs through submitit and return; rerun to resubmit failures) or submitit-local "
                                  "(the SLURM tasks as local subprocesses, to try a resources setup)."),
+    device: str | None = device_option(),
 ) -> None:
     """Build every missing stage of the study (rerun after a kill resumes), then render its report."""
     from mbertlab.store.artifacts import ArtifactStore
@@ -104,7 +105,7 @@ def run(
     from mbertlab.studies.report import write_report
 
     workdir = state(ctx).workdir
-    spec = _spec(name, scale, set_)
+    spec = _spec(name, scale, device_overrides(set_, device))
     context = RunContext(ArtifactStore(workdir), open_results(workdir), spec.name)
     console.print(f"{spec.name} ({spec.scale}): {execute(spec, context, executor, jobs)}")
     if report and executor != "slurm":

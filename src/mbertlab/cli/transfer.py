@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from mbertlab.cli.common import state
+from mbertlab.cli.common import device_option, device_overrides, state
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES, get_task
 
 
@@ -48,9 +48,10 @@ def transfer(
     set_: List[str] = typer.Option([], "--set", help="Override a key, e.g. --set lr=[3e-5] --set seed=1."),
     matrix: bool = typer.Option(False, help="One run per train file (each language as the only source), "
                                 "every run scored on every evaluation file: the language x language matrix."),
+    device: Optional[str] = device_option(),
 ) -> None:
     """Train on the source language(s), evaluate every listed file; scores go to results.db."""
-    cfg, run = _run(ctx, config, encoder, set_)
+    cfg, run = _run(ctx, config, encoder, device_overrides(set_, device))
     runs = [cfg.model_copy(update={"train": [f]}) for f in cfg.train] if matrix else [cfg]
     table, paths = {}, {}
     for c in runs:
@@ -76,9 +77,10 @@ def finetune(
     config: Path = typer.Argument(..., help="A TransferConfig YAML."),
     encoder: Optional[Path] = typer.Option(None, help="A pretrain artifact, or any Hugging Face encoder directory."),
     set_: List[str] = typer.Option([], "--set", help="Override a key."),
+    device: Optional[str] = device_option(),
 ) -> None:
     """One fine-tuning run that keeps the selected model (for `mbertlab evaluate`); prints its directory."""
-    cfg, run = _run(ctx, config, encoder, set_, save_model=True)
+    cfg, run = _run(ctx, config, encoder, device_overrides(set_, device), save_model=True)
     result = run(cfg)
     typer.echo(json.dumps(json.loads((result.path / "scores.json").read_text())["selected"]["scores"], indent=1))
     typer.echo(str(result.path))
@@ -90,6 +92,7 @@ def evaluate(
     lang: str = typer.Option("", help="Its language (names the prediction file)."),
     fmt: Optional[str] = typer.Option(None, "--format", help=f"{', '.join(DATA_FORMATS)} (default: by task)."),
     out: Path = typer.Option(Path("."), help="Folder for the prediction file."),
+    device: Optional[str] = device_option(),
 ) -> None:
     """Predict a file with a saved model; writes predictions in the file's format and prints metrics as JSON."""
     from mbertlab.transfer.config import DataFile, TransferConfig
@@ -97,7 +100,7 @@ def evaluate(
 
     task = TransferConfig.model_validate_json((run_dir / "config.json").read_text()).task
     file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or get_task(task).format_of(gold))
-    metrics, path = evaluate_file(run_dir, file, out)
+    metrics, path = evaluate_file(run_dir, file, out, device or "auto")
     typer.echo(json.dumps(metrics, indent=1))
     typer.echo(str(path))
 
@@ -126,6 +129,7 @@ def langid(
     text: List[str] = typer.Option(..., help="LANG=PATH of a plain-text file (one sentence per line); repeat."),
     sentences: int = typer.Option(1000, help="Sentences per language."),
     seed: int = typer.Option(0),
+    device: Optional[str] = device_option(),
 ) -> None:
     """Language-ID accuracy of a linear probe on every layer of a frozen encoder (Wu & Dredze 2019)."""
     from mbertlab.errors import ConfigError
@@ -136,7 +140,7 @@ def langid(
     if any("=" not in t for t in text):
         raise ConfigError("--text expects LANG=PATH")
     config = LangIdConfig(files=[LangFile(lang=t.split("=", 1)[0], path=t.split("=", 1)[1]) for t in text],
-                          sentences=sentences, seed=seed)
+                          sentences=sentences, seed=seed, device=device or "auto")
     workdir = state(ctx).workdir
     store = ArtifactStore(workdir)
     artifact, directory = _encoder(store, encoder)

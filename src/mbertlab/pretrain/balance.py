@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from mbertlab.config import Config
+from mbertlab.config import Config, device_field
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.runtime import setup_torch
+from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, setup_torch
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.tokenizers.shards import ShardReader
@@ -31,6 +31,7 @@ class BalanceConfig(Config):
     eval_batches: int = 4
     mask_prob: float = 0.15
     precision: str = "auto"
+    device: str = device_field()
 
 
 @dataclass
@@ -69,10 +70,11 @@ def teacher_dev_mrr(config: PretrainConfig, shards_dir: Path) -> dict[str, float
     from mbertlab.pretrain.evaluate import dev_scores
     from mbertlab.pretrain.model import autocast_for
 
-    shards = ShardReader(shards_dir)
+    shards, device = ShardReader(shards_dir), resolve_device(config.device)
     dev = _dev_batches(config, shards)
-    teachers = load_teachers(config.teachers, shards)
-    return {lang: dev_scores(teachers[lang], dev[lang], autocast_for(config))[1] for lang in shards.languages}
+    teachers = load_teachers(config.teachers, shards, device)
+    autocast = autocast_for(config, device)
+    return {lang: dev_scores(teachers[lang], dev[lang], autocast)[1] for lang in shards.languages}
 
 
 def final_mrr(path: str | Path) -> dict[str, float]:
@@ -107,7 +109,8 @@ def balance_into(config: BalanceConfig, shards: Artifact, models: list[Artifact]
     reader = ShardReader(shards.path)
     if sorted(config.teachers) != sorted(reader.languages):
         raise ConfigError(f"balance: teachers {config.teachers} must be the shards' languages {reader.languages}")
-    score = _scorer(config, reader)
+    device = resolve_device(config.device)
+    score = _scorer(config, reader, device)
     teacher = {lang: score(a, [lang])[lang] for lang, a in zip(config.teachers, teachers)}
     row = _row_maker(config, out, study)
     rows, summary = [], {"teacher": {lang: {"loss": s[0], "mrr": s[1]} for lang, s in teacher.items()}}
@@ -126,22 +129,24 @@ def balance_into(config: BalanceConfig, shards: Artifact, models: list[Artifact]
                      row("eq3", balance.per_language[lang], variant, lang, "language", a)]
         rows += [row("eq3", value, variant, group, "group", a) for group, value in balance.groups.items()]
     (out / "balance.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    record_runtime(out, device, resolve_precision(config.precision, device))
     results.add(rows, replace_artifact=str(final_path(out)))
 
 
-def _scorer(config: BalanceConfig, shards: ShardReader):
-    """score(artifact, languages) -> {language: (dev loss, dev MRR)}, on the dev batches of a pretraining run
-    with the config's seed and evaluation keys."""
+def _scorer(config: BalanceConfig, shards: ShardReader, device):
+    """score(artifact, languages) -> {language: (dev loss, dev MRR)} on `device`, on the dev batches of a
+    pretraining run with the config's seed and evaluation keys."""
     from mbertlab.pretrain.distill import resolve_teacher
     from mbertlab.pretrain.evaluate import dev_scores
     from mbertlab.pretrain.model import autocast_for, load_model
+    from mbertlab.runtime import attention_for
 
     eval_config = PretrainConfig(seed=config.seed, seq_len=config.seq_len, eval_batches=config.eval_batches,
                                  mask_prob=config.mask_prob, precision=config.precision)
-    dev, autocast = _dev_batches(eval_config, shards), autocast_for(eval_config)
+    dev, autocast = _dev_batches(eval_config, shards), autocast_for(eval_config, device)
 
     def score(artifact: Artifact, langs: list[str]) -> dict[str, tuple[float, float]]:
-        model = load_model(resolve_teacher(artifact.path)).eval()
+        model = load_model(resolve_teacher(artifact.path), attention_for(device)).eval().to(device)
         return {lang: dev_scores(model, dev[lang], autocast) for lang in langs}
 
     return score

@@ -1,10 +1,12 @@
 """Exact checkpoint/resume of a pretraining run.
 
-Resume restores model, optimiser, every RNG (Python, NumPy data draws, torch, masking) and the step, so a run
-killed with SIGKILL and resumed ends with the same weights (bitwise in fp32).
+Resume restores model, optimiser, every RNG (Python, NumPy data draws, torch, masking, and CUDA's on a GPU) and
+the step, so a run killed with SIGKILL and resumed ends with the same weights (bitwise in fp32 on the CPU; on a
+GPU bitwise under deterministic algorithms, see docs/devices.md).
 """
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import random
@@ -27,6 +29,12 @@ class TrainState:
         self.step = 0
         self.data_rng = np.random.default_rng([config.seed, 1])
         self.mask_gen = torch.Generator().manual_seed(config.seed * 1000 + 2)
+        self.drawn: dict | None = None  # generator states after the last micro-batch used, when drawn ahead
+
+    def generators(self) -> dict:
+        """A copy of the data and mask generators' states (a prefetching thread draws ahead of the step: a
+        checkpoint must save the states as of the last micro-batch the step used, not the last drawn)."""
+        return {"data_rng": copy.deepcopy(self.data_rng.bit_generator.state), "mask_gen": self.mask_gen.get_state()}
 
     def draw(self, sampler: WindowSampler, masker: Masker, rows: int, index: int) -> MicroBatch:
         """The next global micro-batch (`index` is its global number). Nothing else draws from the data and mask
@@ -36,9 +44,11 @@ class TrainState:
         return MicroBatch(index, batch, inputs, labels)
 
     def state_dict(self) -> dict:
-        return {"step": self.step, "data_rng": self.data_rng.bit_generator.state,
-                "mask_gen": self.mask_gen.get_state(), "torch": torch.get_rng_state(),
-                "python": random.getstate(), "numpy": np.random.get_state()}
+        state = {"step": self.step, **(self.drawn or self.generators()), "torch": torch.get_rng_state(),
+                 "python": random.getstate(), "numpy": np.random.get_state()}
+        if torch.cuda.is_available() and torch.cuda.is_initialized():  # dropout masks drawn on the GPUs
+            state["cuda"] = torch.cuda.get_rng_state_all()
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         self.step = state["step"]
@@ -47,6 +57,8 @@ class TrainState:
         torch.set_rng_state(state["torch"])
         random.setstate(state["python"])
         np.random.set_state(state["numpy"])
+        if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def copy_tokenizer(src: Path, dst: Path) -> None:
@@ -91,7 +103,8 @@ def resume(out: Path, model, opt, state: TrainState) -> None:
 
     model.load_state_dict(load_file(str(path / "model.safetensors")), strict=False)
     model.tie_weights()
-    saved = torch.load(path / "trainer_state.pt", weights_only=False)
+    saved = torch.load(path / "trainer_state.pt", weights_only=False, map_location="cpu")  # the optimiser
+    # state follows its parameters' device in load_state_dict; RNG states must be CPU byte tensors
     opt.load_state_dict(saved["optimizer"])
     state.load_state_dict(saved["state"])
     drop_metrics_after(out, step)

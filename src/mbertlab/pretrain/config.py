@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_serializer
 from pydantic_core import PydanticCustomError
 
-from mbertlab.config import Config
+from mbertlab.config import Config, device_field
 from mbertlab.corpus.build import omit_defaults
 from mbertlab.errors import ConfigError
 
@@ -58,7 +58,9 @@ class PretrainConfig(Config):
     warmup: int = Field(300, ge=0)
     schedule: Literal["constant", "linear", "inverse_sqrt"] = "constant"
     grad_clip: float = 1.0
-    precision: Literal["auto", "bf16", "fp32"] = "auto"
+    precision: Literal["auto", "bf16", "fp32"] = Field("auto", description="auto: bf16 where the device runs it "
+                                                       "natively (an AVX512-BF16/AMX CPU, a bf16 GPU), else fp32.")
+    device: str = device_field()
     mask_prob: float = Field(0.15, gt=0.0, lt=1.0)
     selection: Literal["uniform", "rare"] = Field("uniform", description="rare: selection ∝ count^-0.5 (XLM).")
     alpha: float = Field(0.0, ge=0.0, description="Language sampling p ∝ n^alpha (0: uniform, 0.7: mBERT).")

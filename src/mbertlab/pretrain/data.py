@@ -6,7 +6,7 @@ draws exactly the batches an uninterrupted run would.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -14,6 +14,7 @@ import torch
 from mbertlab.corpus.sampling import sampling_probs
 from mbertlab.errors import ConfigError
 from mbertlab.pretrain.config import PretrainConfig
+from mbertlab.runtime import to_device
 from mbertlab.tokenizers.shards import ShardReader
 from mbertlab.tokenizers.train import CLS_ID, MASK_ID, PAD_ID, SEP_ID
 
@@ -31,6 +32,11 @@ class Batch:
     nsp_labels: torch.Tensor | None = None  # [B], 0 = B follows A, 1 = B is a random sentence
     langs: list[str] | None = None  # [B], each row's language (set by the samplers; `lang` may be "mixed")
 
+    def to(self, device) -> Batch:
+        move = lambda t: to_device(t, device)  # noqa: E731
+        return replace(self, input_ids=move(self.input_ids), token_type_ids=move(self.token_type_ids),
+                       attention_mask=move(self.attention_mask), nsp_labels=move(self.nsp_labels))
+
 
 @dataclass
 class MicroBatch:
@@ -40,6 +46,12 @@ class MicroBatch:
     batch: Batch  # before masking
     inputs: torch.Tensor  # [B, S], masked
     labels: torch.Tensor  # [B, S], the gold ids at the selected positions, IGNORE elsewhere
+
+    def to(self, device) -> MicroBatch:
+        """Drawn on the CPU (from memory-mapped shards, with CPU generators: the same batches on any device),
+        then moved."""
+        return MicroBatch(self.index, self.batch.to(device), to_device(self.inputs, device),
+                          to_device(self.labels, device))
 
 
 def permute_pieces(seq: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:

@@ -6,8 +6,8 @@ the hard-label loss: `w·hard + (1 − w)·soft`. Both distributions are softmax
 is multiplied by T² (Hinton et al. 2015), so the soft gradient keeps its size when T changes; at T = 1
 (the paper's setting) the scaling is a no-op.
 
-Teachers either run beside the student (frozen, `inference_mode`, under the run's autocast: bf16 where
-the CPU has it) or are read from a top-k cache written once by `cache_teacher_topk_into`. Their balance
+Teachers either run beside the student (frozen, `inference_mode`, on the run's device under its autocast: bf16
+where the device has it) or are read from a top-k cache written once by `cache_teacher_topk_into`. Their balance
 measure (Eq. 3) is in `pretrain.balance`.
 """
 from __future__ import annotations
@@ -27,10 +27,12 @@ from mbertlab.pretrain.checkpoint import TrainState
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import IGNORE, Batch, MicroBatch, training_data
 from mbertlab.pretrain.distributed import World
-from mbertlab.pretrain.model import autocast_for, load_model
+from mbertlab.pretrain.model import load_model
+from mbertlab.runtime import attention_for, autocast_factory, ran_on, resolve_device, resolve_precision, to_device
 from mbertlab.tokenizers.shards import ShardReader, dtype_for
 
 Reduction = Literal["mean", "sum", "none"]
+CPU = torch.device("cpu")
 
 # Config keys that decide which batches and masks a run draws: a cache is valid for a student that agrees.
 DATA_KEYS = ("seed", "batch_size", "accumulation", "seq_len", "mask_prob", "selection", "alpha", "mixing",
@@ -87,8 +89,9 @@ def resolve_teacher(path: str | Path) -> Path:
     raise ConfigError(f"teachers: {path} is neither a masked-LM directory nor a pretrain artifact with model/")
 
 
-def load_teachers(teachers: dict[str, str], shards: ShardReader) -> dict[str, torch.nn.Module]:
-    """One frozen teacher per language of the shards, each with the shards' vocabulary."""
+def load_teachers(teachers: dict[str, str], shards: ShardReader, device: torch.device = CPU
+                  ) -> dict[str, torch.nn.Module]:
+    """One frozen teacher per language of the shards, each with the shards' vocabulary, on `device`."""
     missing = sorted(set(shards.languages) - set(teachers))
     extra = sorted(set(teachers) - set(shards.languages))
     if missing or extra:
@@ -96,7 +99,7 @@ def load_teachers(teachers: dict[str, str], shards: ShardReader) -> dict[str, to
                           f"(missing {missing}, not in the shards {extra})")
     out = {}
     for lang, path in teachers.items():
-        model = load_model(resolve_teacher(path)).eval().requires_grad_(False)
+        model = load_model(resolve_teacher(path), attention_for(device)).eval().requires_grad_(False).to(device)
         if model.config.vocab_size != shards.vocab_size:
             raise ConfigError(f"teachers: {lang}'s teacher has a vocabulary of {model.config.vocab_size}, "
                               f"the shards {shards.vocab_size}: teachers must share the student's vocabulary")
@@ -116,15 +119,16 @@ def logits_at(model, input_ids: torch.Tensor, chosen: torch.Tensor, attention_ma
 def teacher_logits(teachers: dict[str, torch.nn.Module], langs: list[str], batch: Batch, inputs: torch.Tensor,
                    chosen: torch.Tensor) -> torch.Tensor:
     """Each row's teacher's logits [M, V] at the chosen positions (bool [B, S]); rows grouped by language."""
-    groups = {lang: torch.tensor([i for i, l in enumerate(langs) if l == lang]) for lang in sorted(set(langs))}
+    groups = {lang: torch.tensor([i for i, l in enumerate(langs) if l == lang]).to(inputs.device)
+              for lang in sorted(set(langs))}
     parts = {lang: logits_at(teachers[lang], inputs[rows], chosen[rows], _rows(batch.attention_mask, rows),
                              _rows(batch.token_type_ids, rows)) for lang, rows in groups.items()}
     if len(parts) == 1:
         return next(iter(parts.values()))
-    order = torch.full(chosen.shape, -1, dtype=torch.long)
-    order[chosen] = torch.arange(int(chosen.sum()))  # [B, S]: row of each chosen position in the output
+    order = torch.full(chosen.shape, -1, dtype=torch.long, device=chosen.device)
+    order[chosen] = torch.arange(int(chosen.sum()), device=chosen.device)  # [B, S]: each chosen position's row
     first = next(iter(parts.values()))
-    out = torch.empty(int(chosen.sum()), first.shape[1], dtype=first.dtype)
+    out = torch.empty(int(chosen.sum()), first.shape[1], dtype=first.dtype, device=first.device)
     for lang, rows in groups.items():
         out[order[rows][chosen[rows]]] = parts[lang]
     return out
@@ -166,26 +170,37 @@ def cache_teacher_topk_into(config: PretrainConfig, shards_dir: Path, out: Path,
     shards = ShardReader(shards_dir)
     if not 1 <= k <= shards.vocab_size:
         raise ConfigError(f"teacher cache: k must be in 1..{shards.vocab_size} (the vocabulary), got {k}")
+    device = resolve_device(config.device)
+    precision = resolve_precision(config.precision, device)
+    out, id_dtype = Path(out), dtype_for(shards.vocab_size)
+    offsets = _write_topk(config, shards, load_teachers(config.teachers, shards, device),
+                          autocast_factory(device, precision), k, id_dtype, out)
+    np.save(out / "offsets.npy", np.asarray(offsets, dtype=np.int64))
+    meta = {"k": k, "vocab_size": shards.vocab_size, "ids_dtype": id_dtype.name, "micro_batches": len(offsets) - 1,
+            "teachers": dict(config.teachers), "data": data_fingerprint(config, shards), **ran_on(device, precision)}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+
+def _write_topk(config: PretrainConfig, shards: ShardReader, teachers: dict, autocast, k: int, id_dtype,
+                out: Path) -> list[int]:
+    """ids.bin, probs.bin, labels.bin of every micro-batch (drawn on the CPU, scored on the teachers' device);
+    returns the offsets."""
     sampler, masker = training_data(config, shards)
-    teachers, state, autocast = load_teachers(config.teachers, shards), TrainState(config), autocast_for(config)
-    rows, offsets, id_dtype = config.batch_size // config.accumulation, [0], dtype_for(shards.vocab_size)
-    out = Path(out)
+    state, rows, offsets = TrainState(config), config.batch_size // config.accumulation, [0]
+    device = next(iter(teachers.values())).device
     with (out / "ids.bin").open("wb") as ids, (out / "probs.bin").open("wb") as probs, \
             (out / "labels.bin").open("wb") as gold:
         for index in range(config.steps * config.accumulation):
-            micro = state.draw(sampler, masker, rows, index)
+            micro = state.draw(sampler, masker, rows, index).to(device)
             chosen = micro.labels != IGNORE  # [B, S]
             with autocast():
                 logits = teacher_logits(teachers, micro.batch.langs, micro.batch, micro.inputs, chosen)  # [M, V]
             top = F.softmax(_scaled(logits, config.temperature), -1).topk(k, dim=-1)  # [M, k], most probable first
-            ids.write(top.indices.numpy().astype(id_dtype).tobytes())
-            probs.write(top.values.numpy().astype(np.float16).tobytes())
-            gold.write(micro.labels[chosen].numpy().astype(np.int32).tobytes())
+            ids.write(top.indices.cpu().numpy().astype(id_dtype).tobytes())
+            probs.write(top.values.float().cpu().numpy().astype(np.float16).tobytes())
+            gold.write(micro.labels[chosen].cpu().numpy().astype(np.int32).tobytes())
             offsets.append(offsets[-1] + len(logits))
-    np.save(out / "offsets.npy", np.asarray(offsets, dtype=np.int64))
-    meta = {"k": k, "vocab_size": shards.vocab_size, "ids_dtype": id_dtype.name, "micro_batches": len(offsets) - 1,
-            "teachers": dict(config.teachers), "data": data_fingerprint(config, shards)}
-    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return offsets
 
 
 class TopkCache:
@@ -214,10 +229,12 @@ class TopkCache:
     def targets(self, index: int, gold: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids [M, k], probs [M, k]) of micro-batch `index`, after checking its gold ids [M]."""
         a, b = int(self.offsets[index]), int(self.offsets[index + 1])
-        if not np.array_equal(self.labels[a:b], gold.numpy()):
+        if not np.array_equal(self.labels[a:b], gold.cpu().numpy()):
             raise DataError(self.path / "labels.bin", None, f"micro-batch {index}: masked positions differ from "
                             "this run's (the cache was built for other batches)")
-        return torch.from_numpy(self.ids[a:b].astype(np.int64)), torch.from_numpy(self.probs[a:b].astype(np.float32))
+        ids = torch.from_numpy(self.ids[a:b].astype(np.int64))  # [M, k]
+        probs = torch.from_numpy(self.probs[a:b].astype(np.float32))  # [M, k]
+        return to_device(ids, gold.device), to_device(probs, gold.device)
 
 
 # ---- the objective in the loop ---------------------------------------------------------------
@@ -232,20 +249,22 @@ class Distiller:
         self.teachers, self.cache = teachers, cache
 
     @classmethod
-    def from_config(cls, config: PretrainConfig, shards: ShardReader, world: World) -> Distiller:
+    def from_config(cls, config: PretrainConfig, shards: ShardReader, world: World,
+                    device: torch.device = CPU) -> Distiller:
         if config.nsp:
             raise ConfigError("pretrain: objective distill does not combine with nsp (the teachers predict tokens)")
         if config.teacher_cache:
             return cls(config.temperature, config.hard_weight, world, cache=TopkCache(config.teacher_cache,
                                                                                        config, shards))
-        return cls(config.temperature, config.hard_weight, world, teachers=load_teachers(config.teachers, shards))
+        return cls(config.temperature, config.hard_weight, world,
+                   teachers=load_teachers(config.teachers, shards, device))
 
     def loss(self, model, micro: MicroBatch) -> torch.Tensor:
         """This rank's share of the global micro-batch's loss: sums over its masked positions divided by the
         global number of masked positions (as `pretraining_loss`)."""
         batch, inputs, labels = micro.batch, micro.inputs, micro.labels
         chosen = labels != IGNORE  # [B, S] over the global micro-batch
-        rows = self.world.shard(torch.arange(len(inputs)))
+        rows = self.world.shard(torch.arange(len(inputs), device=inputs.device))
         mine = chosen[rows]
         mask, types = _rows(batch.attention_mask, rows), _rows(batch.token_type_ids, rows)
         student = logits_at(model, inputs[rows], mine, mask, types)

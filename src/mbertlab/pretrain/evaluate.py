@@ -11,17 +11,20 @@ import numpy as np
 import torch
 
 from mbertlab.pretrain.model import masked_logits
+from mbertlab.runtime import to_device
 
 log = logging.getLogger("mbertlab")
 
 
 @torch.inference_mode()
 def dev_scores(model, batches: list, autocast) -> tuple[float, float]:
-    """Dev MLM loss (nats per masked token) and mean reciprocal rank of the gold token over fixed batches."""
+    """Dev MLM loss (nats per masked token) and mean reciprocal rank of the gold token over fixed batches (moved
+    to the model's device when they are elsewhere)."""
     losses, rr = [], []
+    device = next(model.parameters()).device
     for inputs, labels in batches:
         with autocast():
-            logits, gold = masked_logits(model, inputs, labels)  # [M, V], [M]
+            logits, gold = masked_logits(model, to_device(inputs, device), to_device(labels, device))  # [M, V], [M]
         logits = logits.float()
         losses.append(torch.nn.functional.cross_entropy(logits, gold, reduction="sum").item())
         gold_logit = logits.gather(1, gold[:, None])  # [M, 1]

@@ -2,13 +2,13 @@
 the selected positions (measured 1.2–1.9× faster here; same loss in fp32)."""
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
+from mbertlab.runtime import autocast_factory, bf16_supported, resolve_precision  # noqa: F401 (benchmarks import bf16_supported here)
 from mbertlab.tokenizers.train import CLS_ID, PAD_ID, SEP_ID
 
 
@@ -24,13 +24,14 @@ def bert_config(shape: ModelShape, vocab_size: int):
     )
 
 
-def new_model(shape: ModelShape, vocab_size: int, nsp: bool = False):
+def new_model(shape: ModelShape, vocab_size: int, nsp: bool = False, attention: str | None = None):
     """BertForMaskedLM, or BertForPreTraining when the objective includes next-sentence prediction
-    (both save in the layout AutoModelForMaskedLM loads; the NSP head is dropped there)."""
+    (both save in the layout AutoModelForMaskedLM loads; the NSP head is dropped there). `attention` overrides
+    the shape's implementation (SDPA on CUDA: `runtime.attention_for`)."""
     from transformers import BertForMaskedLM, BertForPreTraining
 
     cls = BertForPreTraining if nsp else BertForMaskedLM
-    return cls._from_config(bert_config(shape, vocab_size), attn_implementation=shape.attention)
+    return cls._from_config(bert_config(shape, vocab_size), attn_implementation=attention or shape.attention)
 
 
 def load_model(path: str | Path, attention: str = "eager"):
@@ -72,13 +73,7 @@ def pretraining_loss(model, batch, labels: torch.Tensor, selected: int, rows: in
     return loss
 
 
-def bf16_supported() -> bool:
-    return bool(getattr(torch.backends.cpu, "get_cpu_capability", lambda: "")() in ("AVX512", "AMX")
-                or torch.cpu._is_avx512_bf16_supported())
-
-
-def autocast_for(config: PretrainConfig):
-    """A factory of the run's autocast context: bf16 when asked for, or on `auto` where the CPU has it."""
-    if config.precision == "bf16" or (config.precision == "auto" and bf16_supported()):
-        return lambda: torch.autocast("cpu", dtype=torch.bfloat16)
-    return contextlib.nullcontext
+def autocast_for(config: PretrainConfig, device: torch.device):
+    """A factory of the run's autocast context on `device`: bf16 when asked for, or on `auto` where the device
+    runs it natively."""
+    return autocast_factory(device, resolve_precision(config.precision, device))

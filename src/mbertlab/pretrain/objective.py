@@ -10,7 +10,7 @@ import torch
 
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import IGNORE, Batch, MicroBatch
-from mbertlab.pretrain.distill import Distiller
+from mbertlab.pretrain.distill import CPU, Distiller
 from mbertlab.pretrain.distributed import World
 from mbertlab.pretrain.model import pretraining_loss
 from mbertlab.tokenizers.shards import ShardReader
@@ -32,7 +32,8 @@ class MaskedLM:
         self.world = world
 
     @classmethod
-    def from_config(cls, config: PretrainConfig, shards: ShardReader, world: World) -> MaskedLM:
+    def from_config(cls, config: PretrainConfig, shards: ShardReader, world: World,
+                    device: torch.device = CPU) -> MaskedLM:
         """The signature OBJECTIVES expects; masked LM needs only the rank."""
         return cls(world)
 
@@ -45,12 +46,12 @@ class MaskedLM:
         return pretraining_loss(model, mine, part(micro.labels), selected, len(micro.inputs))
 
 
-OBJECTIVES: dict[str, Callable[[PretrainConfig, ShardReader, World], Objective]] = {
+OBJECTIVES: dict[str, Callable[[PretrainConfig, ShardReader, World, torch.device], Objective]] = {
     "mlm": MaskedLM.from_config,
     "distill": Distiller.from_config,
 }
 
 
-def objective_for(config: PretrainConfig, shards: ShardReader, world: World) -> Objective:
-    """The objective `config.objective` names, built for this rank."""
-    return OBJECTIVES[config.objective](config, shards, world)
+def objective_for(config: PretrainConfig, shards: ShardReader, world: World, device: torch.device = CPU) -> Objective:
+    """The objective `config.objective` names, built for this rank and its device."""
+    return OBJECTIVES[config.objective](config, shards, world, device)

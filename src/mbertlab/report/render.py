@@ -27,6 +27,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     configs: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
+    ran_on: str = ""  # one line: the precision, device and processor the numbers were computed with
 
 
 def render_markdown(report: Report, out_dir: Path) -> Path:
@@ -38,7 +39,8 @@ def render_markdown(report: Report, out_dir: Path) -> Path:
         parts += [f"![{plot.title}]({plot.name}.png)", ""]
     if report.notes:
         parts += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
-    parts += ["## Versions", "", "```json", json.dumps(report.versions, indent=1, sort_keys=True), "```", ""]
+    parts += ["## Versions", ""] + ([report.ran_on, ""] if report.ran_on else [])
+    parts += ["```json", json.dumps(report.versions, indent=1, sort_keys=True), "```", ""]
     parts += ["## Configs", ""]
     for label, config in report.configs.items():
         parts += [f"<details><summary>{label}</summary>", "", "```json",
@@ -77,7 +79,8 @@ def render_html(report: Report, out_dir: Path) -> Path:
     if report.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in report.notes) + "</ul>")
     versions = json.dumps(report.versions, indent=1, sort_keys=True)
-    parts.append("<h2>Versions</h2><pre>" + html.escape(versions) + "</pre>")
+    ran_on = f"<p>{html.escape(report.ran_on)}</p>" if report.ran_on else ""
+    parts.append("<h2>Versions</h2>" + ran_on + "<pre>" + html.escape(versions) + "</pre>")
     parts.append("<h2>Configs</h2>")
     for label, config in report.configs.items():
         parts.append(f"<details><summary>{html.escape(label)}</summary><pre>"

@@ -25,6 +25,7 @@ from filelock import FileLock
 from mbertlab import __version__
 from mbertlab.config import Config, content_hash
 from mbertlab.errors import ArtifactError, ConfigError
+from mbertlab.runtime import RUNTIME_FILE
 
 log = logging.getLogger("mbertlab")
 
@@ -85,6 +86,16 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _ran_on(build_dir: Path) -> dict[str, Any]:
+    """What a stage that runs models recorded it ran on (`runtime.record_runtime`), taken out of its directory."""
+    path = build_dir / RUNTIME_FILE
+    if not path.is_file():
+        return {}
+    ran = json.loads(path.read_text(encoding="utf-8"))
+    path.unlink()
+    return ran
 
 
 class ArtifactStore:
@@ -173,6 +184,7 @@ class ArtifactStore:
             "started": started,
             "finished": time.time(),
             "pid": os.getpid(),
+            **_ran_on(partial),
             **environment_info(),
         }
         (partial / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")

@@ -1,11 +1,11 @@
 """Stage jobs: what to build, from which inputs. The runner only composes these; no stage knows studies."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
 
-from mbertlab.config import Config
+from mbertlab.config import Config, on_device
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 
@@ -62,6 +62,21 @@ class StageKind:
     def max_gpus(self) -> int | None:
         """The most GPUs one job of this kind can use (None: any number, one torchrun rank each)."""
         return None if self.ranks else int(self.gpu)
+
+
+def place_jobs(jobs: list[Job], device: str) -> list[Job]:
+    """The jobs (and their inputs) with the study's `device` wherever a stage's own is left at auto. Job
+    identity and hashes ignore the device, so the plan is the same on any machine."""
+    if device == "auto":
+        return jobs
+    placed: dict[Job, Job] = {}
+
+    def place(job: Job) -> Job:
+        if job not in placed:
+            placed[job] = replace(job, config=on_device(job.config, device), inputs=tuple(map(place, job.inputs)))
+        return placed[job]
+
+    return [place(job) for job in jobs]
 
 
 def topological(jobs: list[Job]) -> list[Job]:

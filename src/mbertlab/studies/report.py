@@ -2,6 +2,7 @@
 reproduction scorecard when the spec states the paper's findings."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,12 +36,31 @@ def scorecard(spec: StudySpec, ctx: RunContext) -> list[Table]:
     return scorecard_tables(evaluate_findings(findings, study_rows(spec, ctx))) if findings else []
 
 
+def ran_on(spec: StudySpec, ctx: RunContext) -> str:
+    """One line saying which precision, device and processor the study's model-running artifacts ran on (their
+    meta.json), or each combination with its count when they differ; empty when none has run."""
+    from mbertlab.studies.runner import study_status
+
+    seen: Counter = Counter()
+    for status in study_status(spec, ctx.store):
+        found = ctx.store.find(status.stage, status.hash) if status.state == "done" else None
+        meta = found.meta() if found is not None else {}
+        if "device" in meta:
+            device = f"{meta['device']} ({meta['gpu']})" if meta.get("gpu") else meta["device"]
+            seen[f"{meta['precision']} on {device}, processor {meta['processor']}"] += 1
+    if len(seen) == 1:
+        ((what, n),) = seen.items()
+        return f"Ran on: {what} (all {n} artifacts that run models)."
+    return "Ran on (artifacts differ): " + "; ".join(f"{what} ({n})" for what, n in seen.most_common()) if seen else ""
+
+
 def write_report(spec: StudySpec, ctx: RunContext, out: Path | None = None) -> tuple[Path, Path]:
     from mbertlab.studies.designs import get_design
 
     report: Report = get_design(spec.design).report(spec, ctx.store, ctx.results)
     report.tables.extend(scorecard(spec, ctx))
     report.versions = environment_info()["versions"]
+    report.ran_on = ran_on(spec, ctx)
     report.configs = {"study spec": {"name": spec.name, "scale": spec.scale, "design": spec.design,
                                      **spec.settings.model_dump(mode="json")}, **report.configs}
     out = out or ctx.store.workdir / "reports" / f"{spec.name}-{spec.scale}"

@@ -22,7 +22,7 @@ from mbertlab.progress import progress
 from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.studies.jobs import Job, RunContext, StageKind, topological
+from mbertlab.studies.jobs import Job, RunContext, StageKind, place_jobs, topological
 from mbertlab.studies.kinds import job_hash, stage_kind
 from mbertlab.studies.spec import StudySpec, read_spec_data
 
@@ -53,7 +53,7 @@ def spec_section(spec: StudySpec, key: str) -> Any:
 def study_jobs(spec: StudySpec) -> list[Job]:
     from mbertlab.studies.designs import get_design
 
-    return topological(get_design(spec.design).plan(spec))
+    return topological(place_jobs(get_design(spec.design).plan(spec), spec.device))
 
 
 def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:

@@ -6,6 +6,7 @@ overrides applied when that scale is chosen; `--set key=value` overrides come la
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -13,8 +14,9 @@ from typing import Any, Iterable
 
 from mbertlab.config import Config, apply_overrides, deep_merge, parse_config, read_yaml
 from mbertlab.errors import ConfigError
+from mbertlab.runtime import DEVICE_SETTING
 
-COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources")
+COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device")
 SCALES = ("test", "lab", "gpu", "paper")  # gpu: one GPU, <= 10 minutes
 
 
@@ -26,6 +28,7 @@ class StudySpec:
     scale: str
     settings: Config  # the design's validated config
     source: str  # file the spec came from
+    device: str = "auto"  # where every stage that runs a model runs, unless its own `device` says otherwise
 
 
 def builtin_specs() -> dict[str, Path]:
@@ -91,4 +94,8 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     design = get_design(data["design"], path.parent)
     rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
     settings = parse_config(design.config_class, rest, str(path))
-    return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path))
+    device = data.get("device", "auto")
+    if not isinstance(device, str) or not re.fullmatch(DEVICE_SETTING, device):
+        raise ConfigError(f"{path}: key 'device': expected auto, cpu, cuda or cuda:N, got {device!r}")
+    return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path),
+                     device)

@@ -12,31 +12,34 @@ from torch import nn
 @torch.inference_mode()
 def layer_means(encoder, tokenizer, sentences: list[str], max_length: int = 128, batch_size: int = 64
                 ) -> torch.Tensor:
-    """[n_layers + 1, n_sentences, hidden] mean-pooled hidden states, in fp32."""
+    """[n_layers + 1, n_sentences, hidden] mean-pooled hidden states, in fp32, on the encoder's device."""
+    from mbertlab.runtime import to_device
     from mbertlab.transfer.encoder import autocast
 
     encoder.eval()
+    device = next(encoder.parameters()).device
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
     out = None
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
         enc = tokenizer([sentences[i] for i in idx], truncation=True, max_length=max_length, padding=True,
                         return_tensors="pt", return_special_tokens_mask=True)
+        enc = {k: to_device(v, device) for k, v in enc.items()}
         keep = (enc["attention_mask"].bool() & ~enc["special_tokens_mask"].bool()).unsqueeze(-1).float()
-        with autocast():
+        with autocast(device):
             states = encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
                              output_hidden_states=True).hidden_states
         pooled = torch.stack([(h.float() * keep).sum(1) / keep.sum(1).clamp(min=1) for h in states])
         if out is None:
-            out = torch.zeros(pooled.shape[0], len(sentences), pooled.shape[-1])
-        out[:, idx] = pooled
+            out = torch.zeros(pooled.shape[0], len(sentences), pooled.shape[-1], device=device)
+        out[:, torch.tensor(idx).to(device)] = pooled
     return out
 
 
 def fit_linear(x: torch.Tensor, y: torch.Tensor, n_classes: int, l2: float = 1e-4, steps: int = 100) -> nn.Linear:
-    """A multinomial logistic regression (a linear softmax layer) on standardised x."""
+    """A multinomial logistic regression (a linear softmax layer) on standardised x, on x's device."""
     torch.manual_seed(0)
-    layer = nn.Linear(x.shape[1], n_classes)
+    layer = nn.Linear(x.shape[1], n_classes).to(x.device)  # drawn on the CPU: the same start on any device
     opt = torch.optim.LBFGS(layer.parameters(), lr=1.0, max_iter=steps, line_search_fn="strong_wolfe")
 
     def closure():

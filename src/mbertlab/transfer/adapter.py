@@ -13,6 +13,7 @@ from typing import Any, Iterable
 import torch
 from torch import nn
 
+from mbertlab.runtime import to_device
 from mbertlab.transfer.config import DataFile, TransferConfig
 from mbertlab.transfer.tasks import get_task
 
@@ -36,6 +37,15 @@ class TaskModel(nn.Module):
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         return self.head.loss(self(batch), batch)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+
+def batch_to(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    """A collated batch (built on the CPU) on `device`."""
+    return {name: to_device(t, device) for name, t in batch.items()}
 
 
 class TaskAdapter:

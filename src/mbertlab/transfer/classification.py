@@ -10,7 +10,7 @@ from mbertlab.errors import ConfigError, DataError
 from mbertlab.formats.records import PairExample
 from mbertlab.tasks.classification import (ClassifierHead, accuracy, collate_pairs, encode_pairs,
                                            first_two_sentences)
-from mbertlab.transfer.adapter import TaskAdapter, eval_batches, resolve
+from mbertlab.transfer.adapter import TaskAdapter, batch_to, eval_batches, resolve
 
 
 def read_pairs(file, root) -> list[PairExample]:
@@ -60,7 +60,7 @@ class ClassificationAdapter(TaskAdapter):
         model.eval()
         out: list = [None] * len(items)
         for batch, idx in eval_batches(self, items):
-            best = model(collate_pairs(batch, pad_id)).argmax(-1).tolist()
+            best = model(batch_to(collate_pairs(batch, pad_id), model.device)).argmax(-1).tolist()
             for i, b in zip(idx, best):
                 out[i] = self.labels[b]
         return out

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_serializer
 
-from mbertlab.config import Config
+from mbertlab.config import Config, device_field
 from mbertlab.corpus.build import omit_defaults
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
@@ -61,6 +61,7 @@ class TransferConfig(Config):
     label_mlp: int = 100
     upos_dim: int = 50
     save_model: bool = Field(False, description="Keep the selected model in `model/` (for `mbertlab evaluate`).")
+    device: str = device_field()
 
     @field_validator("train", mode="before")
     @classmethod

@@ -12,28 +12,32 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from mbertlab.runtime import attention_for, autocast_factory, resolve_precision
 from mbertlab.tasks.layers import ScalarMix
 
 FROZEN_MODES = ("feature", "bilstm_crf", "probe")
+CPU = torch.device("cpu")
 
 
-def load_encoder(encoder_dir: Path, random_init: bool, seed: int):
+def load_encoder(encoder_dir: Path, random_init: bool, seed: int, device: torch.device = CPU):
     """The tokenizer and bare encoder (no MLM head, no pooler) of any Hugging Face encoder directory, or a
-    static-vector table (transfer/static_features.py) for the frozen modes."""
+    static-vector table (transfer/static_features.py) for the frozen modes; the encoder on `device`."""
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     from mbertlab.transfer.static_features import is_static_dir, load_static_encoder
 
     if is_static_dir(encoder_dir):  # frozen word2vec/GloVe vectors (feature mode)
-        return load_static_encoder(encoder_dir, random_init, seed)
+        tokenizer, encoder = load_static_encoder(encoder_dir, random_init, seed)
+        return tokenizer, encoder.to(device)
     tokenizer = AutoTokenizer.from_pretrained(str(encoder_dir))
+    attention = attention_for(device)
     if random_init:
-        torch.manual_seed(seed)
+        torch.manual_seed(seed)  # drawn on the CPU: the same weights on any device
         config = AutoConfig.from_pretrained(str(encoder_dir))
-        encoder = AutoModel.from_config(config, attn_implementation="eager", add_pooling_layer=False)
+        encoder = AutoModel.from_config(config, attn_implementation=attention, add_pooling_layer=False)
     else:
-        encoder = AutoModel.from_pretrained(str(encoder_dir), attn_implementation="eager", add_pooling_layer=False)
-    return tokenizer, encoder
+        encoder = AutoModel.from_pretrained(str(encoder_dir), attn_implementation=attention, add_pooling_layer=False)
+    return tokenizer, encoder.to(device)
 
 
 def freeze_bottom(encoder: nn.Module, n: int) -> None:
@@ -47,11 +51,9 @@ def freeze_bottom(encoder: nn.Module, n: int) -> None:
             p.requires_grad_(False)
 
 
-def autocast():
-    """bf16 autocast for the encoder where the CPU supports it (measured 2-3× faster here)."""
-    from mbertlab.pretrain.model import bf16_supported
-
-    return torch.autocast("cpu", dtype=torch.bfloat16) if bf16_supported() else contextlib.nullcontext()
+def autocast(device: torch.device):
+    """bf16 autocast for the encoder where `device` runs bf16 natively (measured 2-3× faster on this CPU)."""
+    return autocast_factory(device, resolve_precision("auto", device))()
 
 
 class Features(nn.Module):
@@ -84,7 +86,7 @@ class Features(nn.Module):
         every = self.mix is not None or self.layer is not None
         grad = torch.no_grad() if self.frozen else contextlib.nullcontext()
         types = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
-        with grad, autocast():
+        with grad, autocast(input_ids.device):
             out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=every, **types)
         if self.mix is not None:
             return self.mix([h.float() for h in out.hidden_states])

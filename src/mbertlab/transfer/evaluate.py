@@ -23,11 +23,12 @@ def score_files(task: str, gold: DataFile, pred: DataFile) -> dict[str, float]:
     return adapter.metrics(g, [adapter.as_prediction(r) for r in p])
 
 
-def load_finetuned(run_dir: Path) -> tuple[TransferConfig, TaskAdapter, TaskModel, object]:
-    """Rebuild the selected model of a transfer artifact built with `save_model: true`."""
+def load_finetuned(run_dir: Path, device: str = "auto") -> tuple[TransferConfig, TaskAdapter, TaskModel, object]:
+    """Rebuild the selected model of a transfer artifact built with `save_model: true`, on `device` (a setting)."""
     import torch
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+    from mbertlab.runtime import attention_for, resolve_device
     from mbertlab.transfer.encoder import Features
 
     folder = run_dir / "model"
@@ -37,17 +38,19 @@ def load_finetuned(run_dir: Path) -> tuple[TransferConfig, TaskAdapter, TaskMode
     adapter = adapter_for(config.task, config)
     adapter.load_label_state(json.loads((folder / "labels.json").read_text(encoding="utf-8")))
     tokenizer = AutoTokenizer.from_pretrained(str(folder / "tokenizer"))
-    encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(folder / "encoder")), attn_implementation="eager",
-                                    add_pooling_layer=False)
+    on = resolve_device(device)
+    encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(folder / "encoder")),
+                                    attn_implementation=attention_for(on), add_pooling_layer=False)
     features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers)
     model = TaskModel(features, adapter.head(features.n_out))
-    model.load_state_dict(torch.load(folder / "weights.pt", weights_only=True))
-    return config, adapter, model, tokenizer
+    model.load_state_dict(torch.load(folder / "weights.pt", weights_only=True, map_location="cpu"))
+    return config, adapter, model.to(on), tokenizer
 
 
-def evaluate_file(run_dir: Path, file: DataFile, out_dir: Path) -> tuple[dict[str, float], Path]:
-    """Predict one file with a saved model, write the predictions in the file's format, return the metrics."""
-    _, adapter, model, tokenizer = load_finetuned(run_dir)
+def evaluate_file(run_dir: Path, file: DataFile, out_dir: Path, device: str = "auto") -> tuple[dict[str, float], Path]:
+    """Predict one file with a saved model on `device`, write the predictions in the file's format, return the
+    metrics."""
+    _, adapter, model, tokenizer = load_finetuned(run_dir, device)
     records = read_records(adapter, file, None, None)
     preds = adapter.predict(model, adapter.encode(tokenizer, records, training=False), records,
                             tokenizer.pad_token_id)

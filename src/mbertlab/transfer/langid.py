@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from mbertlab.config import Config
-from mbertlab.runtime import seed_everything, setup_torch
+from mbertlab.config import Config, device_field
+from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, seed_everything, setup_torch
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.transfer.adapter import resolve
@@ -27,6 +27,7 @@ class LangIdConfig(Config):
     max_length: int = 128
     random_init: bool = False
     seed: int = 0
+    device: str = device_field()
 
 
 def read_language_sentences(config: LangIdConfig, root: Path | None) -> tuple[list[str], list[int]]:
@@ -50,16 +51,18 @@ def run_langid_into(config: LangIdConfig, encoder_dir: Path, out: Path, results:
     setup_torch()
     seed_everything(config.seed)
     texts, labels = read_language_sentences(config, data_root)
-    tokenizer, encoder = load_encoder(encoder_dir, config.random_init, config.seed)
-    features = layer_means(encoder, tokenizer, texts, config.max_length)
+    device = resolve_device(config.device)
+    tokenizer, encoder = load_encoder(encoder_dir, config.random_init, config.seed, device)
+    features = layer_means(encoder, tokenizer, texts, config.max_length)  # [layers, n, H] on the device
     order = list(range(len(texts)))
     random.Random(config.seed).shuffle(order)
     cut = int(len(order) * (1 - config.test_share))
-    train, test = torch.tensor(order[:cut]), torch.tensor(order[cut:])
-    y = torch.tensor(labels)
+    train, test = torch.tensor(order[:cut]).to(device), torch.tensor(order[cut:]).to(device)
+    y = torch.tensor(labels).to(device)
     scores = accuracy_by_layer(features[:, train], y[train], features[:, test], y[test], len(config.files))
     langs = "+".join(f.lang for f in config.files)
     (out / "scores.json").write_text(json.dumps({"accuracy_by_layer": scores}, indent=1) + "\n", encoding="utf-8")
+    record_runtime(out, device, resolve_precision("auto", device))
     rows = [ResultRow(metric="accuracy", value=s, study=study, model=model_name, task="langid",
                       mode="random_init" if config.random_init else "probe", train_lang=langs, test_lang=langs,
                       split="test", seed=config.seed, config_hash=final_path(out).name,

@@ -18,7 +18,7 @@ from mbertlab.formats.records import UPOS_TAGS, DepSentence
 from mbertlab.tasks.parsing.biaffine import IGNORE, BiaffineHead
 from mbertlab.tasks.parsing.metric import attachment_scores
 from mbertlab.tasks.tagging import Window, windows_for
-from mbertlab.transfer.adapter import TaskAdapter, eval_batches, resolve
+from mbertlab.transfer.adapter import TaskAdapter, batch_to, eval_batches, resolve
 
 log = logging.getLogger("mbertlab")
 UPOS_INDEX = {t: i for i, t in enumerate(UPOS_TAGS)}
@@ -101,7 +101,7 @@ class ParsingAdapter(TaskAdapter):
         model.eval()
         out: list = [None] * len(items)
         for batch, idx in eval_batches(self, items, batch_size=32):
-            tensors = self.collate(batch, pad_id)
+            tensors = batch_to(self.collate(batch, pad_id), model.device)
             for i, (heads, rels) in zip(idx, model.head.decode(model(tensors), tensors)):
                 out[i] = (heads, [self.labels[r] for r in rels])
         return out

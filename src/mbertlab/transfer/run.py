@@ -8,7 +8,6 @@ grid point.
 """
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mbertlab.errors import ConfigError
-from mbertlab.runtime import seed_everything, setup_torch
+from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, seed_everything, setup_torch
 from mbertlab.store.artifacts import Artifact, ArtifactStore, external, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.transfer.adapter import TaskAdapter, TaskModel, adapter_for, read_records
@@ -77,7 +76,9 @@ def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Pat
     else:
         if encoder_dir is None:
             raise ConfigError(f"transfer mode {config.mode!r} needs an encoder (--encoder)")
-        history, chosen = _grid(config, adapter, encoder_dir, train, evals, source_dev, out)
+        device = resolve_device(config.device)
+        history, chosen = _grid(config, adapter, encoder_dir, train, evals, source_dev, device)
+        record_runtime(out, device, resolve_precision("auto", device))
     _write_outputs(config, adapter, evals, history, chosen, out, data_root)
     results.add(_rows(config, adapter, history, chosen, source_dev, model_name, study, out),
                 replace_artifact=str(final_path(out)))
@@ -90,7 +91,7 @@ def _source_dev(config: TransferConfig) -> str | None:
     return devs[0] if devs else None
 
 
-def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_dev, out: Path):
+def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_dev, device):
     from mbertlab.transfer.encoder import Features, load_encoder
 
     history: list[Point] = []
@@ -100,7 +101,7 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
             seed_everything(config.seed)
             tokenizer, encoder = load_encoder(encoder_dir, config.mode == "random_init", config.seed)
             features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers)
-            model = TaskModel(features, adapter.head(features.n_out))
+            model = TaskModel(features, adapter.head(features.n_out)).to(device)  # heads drawn on the CPU first
             pad = tokenizer.pad_token_id
             items = adapter.encode(tokenizer, train, training=True)
             encoded = [adapter.encode(tokenizer, records, training=False) for _, records in evals]
@@ -113,7 +114,7 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
                 score = point.scores[source_dev][adapter.main_metric] if source_dev else None
                 if source_dev is None or score > chosen.score:  # without a source dev: the last point
                     chosen.score, chosen.point, chosen.predictions = (score if score is not None else 0.0), point, preds
-                    chosen.state = copy.deepcopy(model.state_dict()) if config.save_model else None
+                    chosen.state = _cpu_copy(model.state_dict()) if config.save_model else None
                     chosen.tokenizer, chosen.encoder_config = tokenizer, encoder.config
                 return score
 
@@ -121,6 +122,11 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
 
             fit(adapter, model, items, config, lr, batch_size, pad, evaluate)
     return history, chosen
+
+
+def _cpu_copy(state: dict) -> dict:
+    """A snapshot of weights on the CPU (a saved model loads on any device)."""
+    return {name: t.detach().to("cpu", copy=True) for name, t in state.items()}
 
 
 def _write_outputs(config, adapter, evals, history, chosen: Selection, out: Path, root) -> None:

@@ -14,7 +14,7 @@ from mbertlab.formats.records import TaggedSentence
 from mbertlab.tasks.ner import ner_metrics
 from mbertlab.tasks.tagging import IGNORE, TaggingHead, Window, collate, collect, windows_for
 from mbertlab.tasks.upos import upos_metrics
-from mbertlab.transfer.adapter import TaskAdapter, TaskModel, eval_batches, resolve
+from mbertlab.transfer.adapter import TaskAdapter, TaskModel, batch_to, eval_batches, resolve
 from mbertlab.transfer.config import DataFile
 
 
@@ -85,7 +85,7 @@ class TaggingAdapter(TaskAdapter):
         model.eval()
         found: dict[int, dict[int, int]] = {}
         for batch, _ in eval_batches(self, items):
-            tensors = collate(batch, pad_id)
+            tensors = batch_to(collate(batch, pad_id), model.device)
             collect(model.head.decode(model(tensors), tensors), batch, found)
         return [[self.labels[found.get(i, {}).get(w, 0)] for w in range(len(s.tokens))]
                 for i, s in enumerate(records)]

@@ -51,7 +51,7 @@ class BiaffineHead(nn.Module):
         dep = batch["heads"] != IGNORE
         heads = batch["heads"][dep]
         arc_loss = nn.functional.cross_entropy(s_arc[dep], heads)
-        rel_scores = s_rel[dep][torch.arange(len(heads)), heads]  # each word's relations at its gold head
+        rel_scores = s_rel[dep][torch.arange(len(heads), device=heads.device), heads]  # relations at the gold head
         return arc_loss + nn.functional.cross_entropy(rel_scores, batch["rels"][dep])
 
     def decode(self, scores: tuple[torch.Tensor, torch.Tensor], batch: dict[str, torch.Tensor]
@@ -60,9 +60,10 @@ class BiaffineHead(nn.Module):
         s_arc, s_rel = scores
         out = []
         for b, n in enumerate((batch["word_mask"].sum(1) - 1).tolist()):
-            log_probs = torch.log_softmax(s_arc[b, : n + 1, : n + 1], -1).double().numpy()
-            heads = decode_mst(log_probs)
-            out.append((heads, self.relations(s_rel[b, torch.arange(1, n + 1), torch.tensor(heads)], heads)))
+            log_probs = torch.log_softmax(s_arc[b, : n + 1, : n + 1], -1).double().cpu().numpy()
+            heads = decode_mst(log_probs)  # MST on the CPU
+            words = torch.arange(1, n + 1, device=s_rel.device)
+            out.append((heads, self.relations(s_rel[b, words, torch.tensor(heads, device=s_rel.device)], heads)))
         return out
 
     def relations(self, scores: torch.Tensor, heads: list[int]) -> list[int]:
@@ -73,5 +74,5 @@ class BiaffineHead(nn.Module):
         best = scores.clone()
         best[:, self.root_label] = float("-inf")
         rels = best.argmax(-1)
-        rels[torch.tensor(heads) == 0] = self.root_label
+        rels[torch.tensor(heads, device=rels.device) == 0] = self.root_label
         return rels.tolist()
