@@ -26,7 +26,8 @@ def test_pretrained_pair_transfers_upos_zero_shot(tmp_path):
                          {l: gen / l / "text" / "train.txt" for l in langs}, tok)
     write_shards_into(ShardsConfig(languages=langs), tok,
                       {l: {s: gen / l / "text" / f"{s}.txt" for s in ("train", "dev")} for l in langs}, shards)
-    pretrain_into(PretrainConfig(steps=1000, batch_size=64, seq_len=16, checkpoint_every=1000), shards, encoder)
+    pretrain_into(PretrainConfig(steps=1000, batch_size=64, seq_len=16, checkpoint_every=1000, precision="bf16"),
+                  shards, encoder)  # bf16, as the thresholds below were measured
     scores = {}
     for mode in ("finetune", "random_init", "majority"):
         config = TransferConfig(
