@@ -43,7 +43,8 @@ def unigram_entropy(shards: ShardReader) -> float:
 
 @pytest.mark.slow
 def test_loss_falls_well_below_unigram_entropy(tmp_path, src_shards):
-    config = PretrainConfig(steps=500, checkpoint_every=250, eval_batches=4, precision="bf16")  # as measured
+    # fp32 pinned: `auto` is bf16 on AMX machines and fp32 on others (fp32 on the AVX2 machine this passes on)
+    config = PretrainConfig(steps=500, checkpoint_every=250, eval_batches=4, precision="fp32")
     pretrain_into(config, src_shards, tmp_path)
     metrics = [json.loads(l) for l in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     final = metrics[-1]
