@@ -118,7 +118,24 @@ def test_retrieve_contextual_from_a_model_dir(tmp_path, capsys):
                 "--corpus-tgt", str(tgt), "--dict", str(tmp_path / "d.txt")]) == 0
     rows = open_results(tmp_path).query(task="retrieval", metric="mrr")
     assert len(rows) == 1 and rows[0].extra == {"pairs": 3, "dictionary": str(tmp_path / "d.txt"), "layer": 1}
-    assert 1 / 3 <= rows[0].value <= 1 and rows[0].mode == "contextual"
+    assert rows[0].mode == "contextual"
+    assert rows[0].value == pytest.approx(_oracle_mrr(model_dir, src, tgt, tmp_path / "d.txt", 1), abs=1e-12)
+
+
+def _oracle_mrr(model_dir, src, tgt, dictionary, layer: int) -> float:
+    """MRR from a direct Hugging Face forward pass: cosine of each source word with every target of the
+    dictionary, rank = 1 + targets scoring strictly higher than the gold one."""
+    from tests.analysis.test_contextual_oracle import hf_word_vectors
+
+    pairs = [line.split() for line in dictionary.read_text(encoding="utf-8").splitlines()]
+    s, t = (hf_word_vectors(model_dir, path.read_text(encoding="utf-8").splitlines(), layer) for path in (src, tgt))
+    targets = [b for _, b in pairs]
+    ranks = []
+    for a, b in pairs:
+        cos = {x: float(s[a] @ t[x] / np.linalg.norm(s[a]) / np.linalg.norm(t[x])) for x in targets}
+        assert min(abs(cos[b] - v) for x, v in cos.items() if x != b) > 1e-6  # no near tie decides a rank
+        ranks.append(1 + sum(v > cos[b] for v in cos.values()))
+    return sum(1 / r for r in ranks) / len(ranks)
 
 
 def test_retrieve_csls_equals_a_hand_computation_and_can_change_the_rank(tmp_path):

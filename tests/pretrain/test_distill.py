@@ -263,6 +263,9 @@ def test_a_student_of_a_teacher_on_10x_the_data_beats_hard_labels(tmp_path):
     final = {name: json.loads((out / "metrics.jsonl").read_text().splitlines()[-1])
              for name, out in (("teacher", teacher), ("hard", hard), ("student", student))}
     # measured: teacher 2.99 / 0.459, hard labels 3.88 / 0.359, student 3.17 / 0.423 (loss / MRR)
+    # Margins (hard − student loss / student − hard MRR) over seeds 0, 1, 2 (2026-11-24; seeds 1-2 on 1 thread):
+    # these settings 0.71 / 0.063, 0.45 / 0.060, 0.86 / 0.091; half of every step count (teacher 1000, students
+    # 500) 0.37 / 0.054, 0.28 / 0.066, 0.12 / 0.047, which fails the loss margin on 2 of 3 seeds: not shrunk.
     assert final["student"]["loss"] < final["hard"]["loss"] - 0.3, final
     assert final["student"]["mrr"] > final["hard"]["mrr"] + 0.03, final
 

@@ -43,7 +43,8 @@ def unigram_entropy(shards: ShardReader) -> float:
 
 @pytest.mark.slow
 def test_loss_falls_well_below_unigram_entropy(tmp_path, src_shards):
-    config = PretrainConfig(steps=500, checkpoint_every=250, eval_batches=4)
+    # fp32 pinned: `auto` is bf16 on AMX machines and fp32 on others (fp32 on the AVX2 machine this passes on)
+    config = PretrainConfig(steps=500, checkpoint_every=250, eval_batches=4, precision="fp32")
     pretrain_into(config, src_shards, tmp_path)
     metrics = [json.loads(l) for l in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     final = metrics[-1]
@@ -66,7 +67,8 @@ def test_resume_after_sigkill_is_bitwise_identical(tmp_path, src_shards):
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert not (resumed / "model").exists()
+    killed_at = list_checkpoints(resumed)  # the kill came after a checkpoint and before the end
+    assert killed_at and killed_at[-1][0] < RESUME_STEPS and not (resumed / "model").exists(), killed_at
     subprocess.run([sys.executable, str(script), config, str(src_shards), str(resumed)], check=True)
     a = load_file(str(straight / "model" / "model.safetensors"))
     b = load_file(str(resumed / "model" / "model.safetensors"))
