@@ -19,7 +19,7 @@ from transformers import (
 from mbertlab.pretrain.checkpoint import list_checkpoints
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
 from mbertlab.pretrain.data import IGNORE
-from mbertlab.pretrain.loop import _accumulate_gradients, open_run, pretrain_into
+from mbertlab.pretrain.loop import _accumulate_gradients, micro_batches, open_run, pretrain_into
 from mbertlab.pretrain.model import new_model
 from mbertlab.pretrain.schedule import lr_at
 from mbertlab.tokenizers.shards import ShardReader
@@ -81,8 +81,8 @@ def test_accumulated_micro_batches_give_one_big_batchs_adamw_step(tmp_path, src_
     loss.backward()
     # the loop's gradient before clipping (Adam would hide a wrongly scaled one) and its reported loss
     run = open_run(config, src_shards, tmp_path / "again")
-    reported, tokens = _accumulate_gradients(run, contextlib.nullcontext)
-    assert reported == pytest.approx(loss.item(), rel=1e-5) and tokens == 8 * 16
+    reported, tokens = _accumulate_gradients(run, contextlib.nullcontext, micro_batches(run))
+    assert float(reported) == pytest.approx(loss.item(), rel=1e-5) and tokens == 8 * 16
     theirs = dict(model.named_parameters())
     for name, p in run.model.named_parameters():
         assert torch.allclose(p.grad, theirs[name].grad, atol=1e-7, rtol=1e-4), name

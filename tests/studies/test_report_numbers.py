@@ -31,7 +31,7 @@ def fill(name: str, tmp_path, langs_of) -> tuple:
     for job in jobs:
         hash_ = job_hash(job, store)
         if hash_ not in by_hash:
-            metric = get_task(job.config.task).metric
+            metric = get_task(job.config.task).reported(repair=name in ("wd2019", "wd2020"))  # NER as the paper
             by_hash[hash_] = {lang: rng.random() for lang in langs_of(spec)}
             artifact = str(tmp_path / stage_kind(job.kind).stage / hash_)
             rows += [ResultRow(metric=metric, value=v, study=name, task=job.config.task, test_lang=lang,
@@ -72,6 +72,8 @@ def test_wd2019_zero_shot_table_cells_are_the_means_of_their_rows(tmp_path):
     s = spec.settings
     checked = 0
     for row in table.rows:
+        if str(row[0]).endswith("(paper)"):  # the paper's own numbers, from published.yaml
+            continue
         task = next(t for t in s.tasks if get_task(t).title == row[0])
         strategy = MAJORITY if row[2] == "majority" else FINETUNE_ALL
         wanted = {"task": task, "strategy": strategy, **({"upos_input": "none"} if task == "parse" else {})}
@@ -81,7 +83,8 @@ def test_wd2019_zero_shot_table_cells_are_the_means_of_their_rows(tmp_path):
             assert str(shown) == expected(values), (task, strategy, lang)
             checked += 1
     assert table.columns[3:] == [f"{s.source} (source)", *wd2019_langs(spec)[1:]]
-    assert checked == len(table.rows) * len(wd2019_langs(spec)) and len(table.rows) >= len(s.tasks)
+    ours = [r for r in table.rows if not str(r[0]).endswith("(paper)")]
+    assert checked == len(ours) * len(wd2019_langs(spec)) and len(ours) >= len(s.tasks)
 
 
 def k2020_langs(spec) -> list[str]:

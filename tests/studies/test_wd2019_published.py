@@ -129,7 +129,7 @@ def test_settings_fixed_in_code_are_the_papers():
 
     stated = {s.name: s for s in PAPER.settings}
     config = TransferConfig(task="upos", train=[{"lang": "en", "path": "x"}], evaluate=[{"lang": "en", "path": "x"}])
-    opt, sched = _optimizer(config, [torch.nn.Parameter(torch.zeros(1))], 1.0, total=100)
+    opt, sched = _optimizer(config, [torch.nn.Parameter(torch.zeros(1))], 1.0, total=100, device=torch.device("cpu"))
     adam = stated["fine-tuning optimiser"].value
     assert isinstance(opt, torch.optim.AdamW)
     assert opt.defaults["betas"] == (adam["beta1"], adam["beta2"])

@@ -44,7 +44,7 @@ def ran_on(spec: StudySpec, ctx: RunContext) -> str:
     seen: Counter = Counter()
     for status in study_status(spec, ctx.store):
         found = ctx.store.find(status.stage, status.hash) if status.state == "done" else None
-        meta = found.meta() if found is not None else {}
+        meta = found.meta if found is not None else {}
         if "device" in meta:
             device = f"{meta['device']} ({meta['gpu']})" if meta.get("gpu") else meta["device"]
             seen[f"{meta['precision']} on {device}, processor {meta['processor']}"] += 1
