@@ -1,4 +1,5 @@
-"""The device setting: its resolver, its reach through a study's jobs, and its absence from every hash."""
+"""The device and precision settings: the resolver, their reach through a study's jobs, and which hashes they
+enter (device: none; a pinned precision: every one it reaches, since bf16 and fp32 give different numbers)."""
 from __future__ import annotations
 
 import pytest
@@ -44,3 +45,74 @@ def test_a_spec_device_reaches_every_stage_that_runs_a_model_and_no_hash(tmp_pat
     assert [job_hash(j, store) for j in placed] == [job_hash(j, store) for j in plain]
     with pytest.raises(ConfigError, match="key 'device'"):
         load_spec("quick", "test", ["device=tpu"])
+
+
+def _precisions(config) -> list[str]:
+    """Every `precision` in a config tree (its own and its sub-configs')."""
+    from mbertlab.config import Config
+
+    found = [config.precision] if "precision" in type(config).model_fields else []
+    for name in type(config).model_fields:
+        if isinstance(sub := getattr(config, name), Config):
+            found += _precisions(sub)
+    return found
+
+
+@pytest.mark.parametrize("study", ["quick", "k2020", "wd2019", "wd2020", "liu2020", "lms2023"])
+def test_lab_and_test_scales_pin_the_precision_of_every_stage_that_runs_a_model(study):
+    from mbertlab.studies.runner import study_jobs
+    from mbertlab.studies.spec import load_spec
+
+    for scale in ("lab", "test"):
+        spec = load_spec(study, scale)
+        assert spec.precision == "fp32"
+        found = {p for job in study_jobs(spec) for p in _precisions(job.config)}
+        assert found and "auto" not in found, (study, scale, found)
+
+
+def test_a_pinned_precision_enters_the_hash_of_every_job_it_reaches(tmp_path):
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.studies.kinds import job_hash
+    from mbertlab.studies.runner import study_jobs
+    from mbertlab.studies.spec import load_spec
+
+    store = ArtifactStore(tmp_path)
+    pinned = study_jobs(load_spec("quick", "test"))
+    auto = study_jobs(load_spec("quick", "test", ["precision=auto"]))
+    for a, b in zip(pinned, auto):
+        assert a.kind == b.kind
+        reached = bool(_precisions(a.config)) or any(_precisions(i.config) for i in a.inputs)
+        if a.kind in ("pretrain", "transfer"):
+            assert reached
+        if not reached and not a.inputs:
+            assert job_hash(a, store) == job_hash(b, store)
+        if a.kind in ("pretrain", "transfer"):
+            assert job_hash(a, store) != job_hash(b, store), a.kind
+    with pytest.raises(ConfigError, match="key 'precision'"):
+        load_spec("quick", "test", ["precision=fp16"])
+
+
+def test_a_transfer_config_left_at_auto_keeps_the_hash_it_had_before_precision_existed():
+    from mbertlab.config import parse_config
+    from mbertlab.transfer.config import TransferConfig
+
+    files = {"task": "upos", "train": [{"lang": "en", "path": "x"}], "evaluate": [{"lang": "en", "path": "x"}]}
+    assert "precision" not in parse_config(TransferConfig, files).model_dump(mode="json")
+    assert parse_config(TransferConfig, {**files, "precision": "fp32"}).model_dump(mode="json")["precision"] == "fp32"
+
+
+def test_the_features_run_the_encoder_in_the_precision_they_are_given():
+    from transformers import BertConfig, BertModel
+
+    from mbertlab.transfer.encoder import Features
+
+    torch.manual_seed(0)
+    encoder = BertModel(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                   intermediate_size=64), add_pooling_layer=False).eval()
+    ids, mask = torch.randint(0, 50, (2, 7)), torch.ones(2, 7, dtype=torch.long)
+    with torch.no_grad():
+        direct = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+        fp32 = Features(encoder, "probe", -1, precision="fp32")(ids, mask)
+        bf16 = Features(encoder, "probe", -1, precision="bf16")(ids, mask)
+    assert torch.equal(fp32, direct)
+    assert not torch.equal(bf16, direct) and torch.allclose(bf16, direct, atol=0.1)

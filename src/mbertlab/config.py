@@ -39,13 +39,33 @@ def device_field() -> Any:
                  "auto (this rank's GPU when CUDA is there, else the CPU), cpu, cuda (LOCAL_RANK's GPU) or cuda:N.")
 
 
+def precision_field() -> Any:
+    """The `precision` key of a stage that runs a model. It changes the numbers (bf16 vs fp32), so it is part of
+    the hash; a study's `precision:` fills it wherever it is left at auto."""
+    return Field("auto", description="auto: bf16 where the device runs it natively (an AVX512-BF16/AMX CPU, a "
+                 "bf16 GPU), else fp32; pin bf16 or fp32 wherever numbers are compared.")
+
+
+def omit_defaults(data: dict, model: Config, names: tuple[str, ...]) -> dict:
+    """Drop fields added after artifacts were built while they keep their defaults, so old hashes hold."""
+    for name in names:
+        if getattr(model, name) == type(model).model_fields[name].get_default(call_default_factory=True):
+            data.pop(name, None)
+    return data
+
+
+def fill_auto(config: C, key: str, value: str) -> C:
+    """`config` with every `key` left at auto (its own and its sub-configs') set to `value`."""
+    update: dict[str, Any] = {name: fill_auto(sub, key, value) for name in type(config).model_fields
+                              if isinstance(sub := getattr(config, name), Config)}
+    if getattr(config, key, None) == "auto":
+        update[key] = value
+    return config.model_copy(update=update) if update else config
+
+
 def on_device(config: C, device: str) -> C:
     """`config` with every `device` key left at auto (its own and its sub-configs') set to `device`."""
-    update: dict[str, Any] = {name: on_device(value, device) for name in type(config).model_fields
-                              if isinstance(value := getattr(config, name), Config)}
-    if getattr(config, "device", None) == "auto":
-        update["device"] = device
-    return config.model_copy(update=update) if update else config
+    return fill_auto(config, "device", device)
 
 
 def canonical_json(data: Any) -> str:

@@ -13,20 +13,12 @@ from typing import Iterator, Literal
 
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config
+from mbertlab.config import Config, omit_defaults
 from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
 from mbertlab.corpus.stats import add_sizes, count_line, empty_stats
 from mbertlab.store.layout import text_file
-
-
-def omit_defaults(data: dict, model: Config, names: tuple[str, ...]) -> dict:
-    """Drop fields added after artifacts were built while they keep their defaults, so old hashes hold."""
-    for name in names:
-        if getattr(model, name) == type(model).model_fields[name].get_default(call_default_factory=True):
-            data.pop(name, None)
-    return data
 
 
 class CorpusSource(Config):

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_serializer
 from pydantic_core import PydanticCustomError
 
-from mbertlab.config import Config, device_field
-from mbertlab.corpus.build import omit_defaults
+from mbertlab.config import Config, device_field, omit_defaults
 from mbertlab.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
 
-from mbertlab.config import Config, on_device
+from mbertlab.config import Config, fill_auto, on_device
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 
@@ -64,16 +64,18 @@ class StageKind:
         return None if self.ranks else int(self.gpu)
 
 
-def place_jobs(jobs: list[Job], device: str) -> list[Job]:
-    """The jobs (and their inputs) with the study's `device` wherever a stage's own is left at auto. Job
-    identity and hashes ignore the device, so the plan is the same on any machine."""
-    if device == "auto":
+def place_jobs(jobs: list[Job], device: str, precision: str = "auto") -> list[Job]:
+    """The jobs (and their inputs) with the study's `device` and `precision` wherever a stage's own is left at
+    auto. Job identity and hashes ignore the device, so the plan is the same on any machine; a pinned precision
+    is part of every hash it reaches (bf16 and fp32 give different numbers)."""
+    if device == "auto" and precision == "auto":
         return jobs
     placed: dict[Job, Job] = {}
 
     def place(job: Job) -> Job:
         if job not in placed:
-            placed[job] = replace(job, config=on_device(job.config, device), inputs=tuple(map(place, job.inputs)))
+            config = fill_auto(on_device(job.config, device), "precision", precision)
+            placed[job] = replace(job, config=config, inputs=tuple(map(place, job.inputs)))
         return placed[job]
 
     return [place(job) for job in jobs]

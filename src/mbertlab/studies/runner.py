@@ -53,7 +53,7 @@ def spec_section(spec: StudySpec, key: str) -> Any:
 def study_jobs(spec: StudySpec) -> list[Job]:
     from mbertlab.studies.designs import get_design
 
-    return topological(place_jobs(get_design(spec.design).plan(spec), spec.device))
+    return topological(place_jobs(get_design(spec.design).plan(spec), spec.device, spec.precision))
 
 
 def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:

@@ -16,7 +16,9 @@ from mbertlab.config import Config, apply_overrides, deep_merge, parse_config, r
 from mbertlab.errors import ConfigError
 from mbertlab.runtime import DEVICE_SETTING
 
-COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device")
+COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
+               "precision")
+PRECISIONS = ("auto", "bf16", "fp32")  # auto: bf16 where the device runs it natively, else fp32
 SCALES = ("test", "lab", "gpu", "paper")  # gpu: one GPU, <= 10 minutes
 
 
@@ -29,6 +31,7 @@ class StudySpec:
     settings: Config  # the design's validated config
     source: str  # file the spec came from
     device: str = "auto"  # where every stage that runs a model runs, unless its own `device` says otherwise
+    precision: str = "auto"  # auto | bf16 | fp32 for every stage left at auto; lab specs pin it (numbers compared)
 
 
 def builtin_specs() -> dict[str, Path]:
@@ -97,5 +100,8 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     device = data.get("device", "auto")
     if not isinstance(device, str) or not re.fullmatch(DEVICE_SETTING, device):
         raise ConfigError(f"{path}: key 'device': expected auto, cpu, cuda or cuda:N, got {device!r}")
+    precision = data.get("precision", "auto")
+    if precision not in PRECISIONS:
+        raise ConfigError(f"{path}: key 'precision': expected {', '.join(PRECISIONS)}, got {precision!r}")
     return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path),
-                     device)
+                     device, precision)

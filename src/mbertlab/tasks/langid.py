@@ -10,8 +10,8 @@ from torch import nn
 
 
 @torch.inference_mode()
-def layer_means(encoder, tokenizer, sentences: list[str], max_length: int = 128, batch_size: int = 64
-                ) -> torch.Tensor:
+def layer_means(encoder, tokenizer, sentences: list[str], max_length: int = 128, batch_size: int = 64,
+                precision: str = "auto") -> torch.Tensor:
     """[n_layers + 1, n_sentences, hidden] mean-pooled hidden states, in fp32, on the encoder's device."""
     from mbertlab.runtime import to_device
     from mbertlab.transfer.encoder import autocast
@@ -26,7 +26,7 @@ def layer_means(encoder, tokenizer, sentences: list[str], max_length: int = 128,
                         return_tensors="pt", return_special_tokens_mask=True)
         enc = {k: to_device(v, device) for k, v in enc.items()}
         keep = (enc["attention_mask"].bool() & ~enc["special_tokens_mask"].bool()).unsqueeze(-1).float()
-        with autocast(device):
+        with autocast(device, precision):
             states = encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
                              output_hidden_states=True).hidden_states
         pooled = torch.stack([(h.float() * keep).sum(1) / keep.sum(1).clamp(min=1) for h in states])

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config
-from mbertlab.corpus.build import omit_defaults
+from mbertlab.config import Config, omit_defaults
 
 CHUNK_LINES = 10_000
 

@@ -41,7 +41,7 @@ def load_finetuned(run_dir: Path, device: str = "auto") -> tuple[TransferConfig,
     on = resolve_device(device)
     encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(folder / "encoder")),
                                     attn_implementation=attention_for(on), add_pooling_layer=False)
-    features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers)
+    features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers, config.precision)
     model = TaskModel(features, adapter.head(features.n_out))
     model.load_state_dict(torch.load(folder / "weights.pt", weights_only=True, map_location="cpu"))
     return config, adapter, model.to(on), tokenizer

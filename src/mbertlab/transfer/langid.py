@@ -5,10 +5,11 @@ import json
 import random
 from itertools import islice
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
-from mbertlab.config import Config, device_field
+from mbertlab.config import Config, device_field, omit_defaults, precision_field
 from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, seed_everything, setup_torch
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow, ResultsDB
@@ -27,7 +28,12 @@ class LangIdConfig(Config):
     max_length: int = 128
     random_init: bool = False
     seed: int = 0
+    precision: Literal["auto", "bf16", "fp32"] = precision_field()
     device: str = device_field()
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("precision",))
 
 
 def read_language_sentences(config: LangIdConfig, root: Path | None) -> tuple[list[str], list[int]]:
@@ -53,7 +59,8 @@ def run_langid_into(config: LangIdConfig, encoder_dir: Path, out: Path, results:
     texts, labels = read_language_sentences(config, data_root)
     device = resolve_device(config.device)
     tokenizer, encoder = load_encoder(encoder_dir, config.random_init, config.seed, device)
-    features = layer_means(encoder, tokenizer, texts, config.max_length)  # [layers, n, H] on the device
+    # [layers, n, H] on the device
+    features = layer_means(encoder, tokenizer, texts, config.max_length, precision=config.precision)
     order = list(range(len(texts)))
     random.Random(config.seed).shuffle(order)
     cut = int(len(order) * (1 - config.test_share))
@@ -62,7 +69,7 @@ def run_langid_into(config: LangIdConfig, encoder_dir: Path, out: Path, results:
     scores = accuracy_by_layer(features[:, train], y[train], features[:, test], y[test], len(config.files))
     langs = "+".join(f.lang for f in config.files)
     (out / "scores.json").write_text(json.dumps({"accuracy_by_layer": scores}, indent=1) + "\n", encoding="utf-8")
-    record_runtime(out, device, resolve_precision("auto", device))
+    record_runtime(out, device, resolve_precision(config.precision, device))
     rows = [ResultRow(metric="accuracy", value=s, study=study, model=model_name, task="langid",
                       mode="random_init" if config.random_init else "probe", train_lang=langs, test_lang=langs,
                       split="test", seed=config.seed, config_hash=final_path(out).name,

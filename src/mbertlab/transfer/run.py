@@ -78,7 +78,7 @@ def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Pat
             raise ConfigError(f"transfer mode {config.mode!r} needs an encoder (--encoder)")
         device = resolve_device(config.device)
         history, chosen = _grid(config, adapter, encoder_dir, train, evals, source_dev, device)
-        record_runtime(out, device, resolve_precision("auto", device))
+        record_runtime(out, device, resolve_precision(config.precision, device))
     _write_outputs(config, adapter, evals, history, chosen, out, data_root)
     results.add(_rows(config, adapter, history, chosen, source_dev, model_name, study, out),
                 replace_artifact=str(final_path(out)))
@@ -100,7 +100,7 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
         for batch_size in config.batch_size:
             seed_everything(config.seed)
             tokenizer, encoder = load_encoder(encoder_dir, config.mode == "random_init", config.seed)
-            features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers)
+            features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers, config.precision)
             model = TaskModel(features, adapter.head(features.n_out)).to(device)  # heads drawn on the CPU first
             pad = tokenizer.pad_token_id
             items = adapter.encode(tokenizer, train, training=True)

@@ -77,7 +77,7 @@ class GenerateConfig(Config):
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
         """`tasks` only adds files: left out of the hash at its default so existing artifacts keep theirs."""
-        from mbertlab.corpus.build import omit_defaults
+        from mbertlab.config import omit_defaults
 
         return omit_defaults(handler(self), self, ("tasks",))
 
