@@ -61,7 +61,7 @@ def source_sentences(source: CorpusSource) -> Iterator[str]:
     from mbertlab.formats.wikidump import read_wikidump
 
     if source.format == "conllu":
-        return (s.text for s in read_conllu(source.path, v1_to_v2=True))
+        return (s.text for s in read_conllu(source.path, any_labels=True))  # the text only: labels unread
     if source.format == "wikidump":
         return read_wikidump(source.path)
     return read_lines(source.path)

@@ -11,9 +11,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
-from mbertlab.config import Config
+from mbertlab.config import Config, omit_defaults
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.formats.records import TaggedSentence
 from mbertlab.store.layout import TASK_FILES
@@ -22,6 +22,12 @@ from mbertlab.store.layout import TASK_FILES
 class TaskFile(Config):
     path: str
     format: Literal["conllu", "udpos", "ner"]
+    v1_to_v2: bool = Field(False, description="CoNLL-U: map UD v1 UPOS (CONJ, ...) to v2 on reading. Off: a v1 "
+                           "tag is a one-line error naming file and line, never a silent change.")
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("v1_to_v2",))
 
 
 class TaskLanguage(Config):
@@ -45,7 +51,7 @@ def _read(file: TaskFile) -> list[TaggedSentence]:
     from mbertlab.formats.udpos import read_udpos_tsv
 
     if file.format == "conllu":
-        return [TaggedSentence(s.forms, s.upos) for s in read_conllu(file.path, v1_to_v2=True)]
+        return [TaggedSentence(s.forms, s.upos) for s in read_conllu(file.path, v1_to_v2=file.v1_to_v2)]
     return list(read_udpos_tsv(file.path) if file.format == "udpos" else read_ner(file.path))
 
 
