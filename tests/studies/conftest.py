@@ -1,5 +1,8 @@
-"""Shared fixture: a built-in study run at its test scale in a fresh workdir, once per test module."""
+"""Shared fixtures: a built-in study run at its test scale in a fresh workdir, once per test module; the folder of
+the papers' full text."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +11,7 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import RunContext
 from mbertlab.studies.runner import run_study
 from mbertlab.studies.spec import load_spec
+from tests.conftest import SHARED_DATA
 
 
 @pytest.fixture(scope="module")
@@ -20,3 +24,12 @@ def run_test_scale(tmp_path_factory):
         run_study(spec, ctx, jobs=1)
         return spec, ctx
     return run
+
+
+@pytest.fixture(scope="session")
+def papers_dir() -> Path:
+    """../shared/papers beside the shared data; a failure, never a skip, when it is not there."""
+    folder = SHARED_DATA.parent / "papers"
+    if not folder.is_dir():
+        pytest.fail(f"the papers' text not found at {folder} (set MBERTLAB_SHARED_DATA to ../shared/data)")
+    return folder

@@ -14,17 +14,13 @@ from mbertlab.studies.published import load_published
 from mbertlab.studies.runner import spec_section
 from mbertlab.studies.scorecard import evaluate_findings, parse_findings
 from mbertlab.studies.spec import load_spec
-from tests.conftest import SHARED_DATA
 
 PUBLISHED = load_published("k2020")
 
 
 @pytest.fixture(scope="module")
-def lines() -> list[str]:
-    path = SHARED_DATA.parent / "papers" / PUBLISHED.source
-    if not path.is_file():
-        pytest.fail(f"the paper's text not found at {path}")
-    return path.read_text(encoding="utf-8").splitlines()
+def lines(papers_dir) -> list[str]:
+    return (papers_dir / PUBLISHED.source).read_text(encoding="utf-8").splitlines()
 
 
 def _line(lines: list[str], start: str) -> list[float]:

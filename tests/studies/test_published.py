@@ -14,21 +14,12 @@ from mbertlab.studies.designs import BUILTIN_DESIGNS
 from mbertlab.studies.published import load_published, published_path
 from mbertlab.studies.runner import spec_section
 from mbertlab.studies.spec import builtin_specs, load_spec
-from tests.conftest import SHARED_DATA
 
 PAPERS = [key for key in BUILTIN_DESIGNS if published_path(key).is_file()]
 
 
 def test_every_paper_has_its_published_numbers():
     assert sorted(PAPERS) == ["k2020", "liu2020", "lms2023", "wd2019", "wd2020"]
-
-
-@pytest.fixture(scope="module")
-def papers_dir() -> Path:
-    folder = SHARED_DATA.parent / "papers"
-    if not folder.is_dir():
-        pytest.fail(f"the papers' text not found at {folder} (set MBERTLAB_SHARED_DATA to ../shared/data)")
-    return folder
 
 
 def squeeze(text: str) -> str:
@@ -101,3 +92,16 @@ def test_the_paper_scale_spec_holds_the_papers_settings(key):
         if ours != s.value:
             wrong.append(f"{s.name} ({s.spec}): spec {ours!r}, paper {s.value!r}")
     assert not wrong, f"{key}: paper-scale spec differs from the paper without a stated deviation: {wrong}"
+
+
+def test_a_report_cell_keeps_the_digits_the_paper_printed(tmp_path):
+    from mbertlab.studies.published import read_published
+
+    path = tmp_path / "published.yaml"
+    path.write_text("paper: x\nsource: x.txt\nnumbers:\n"
+                    "  - {table: T1, row: a, column: b, value: 45.0, pm: 0.40}\n"
+                    "  - {table: T1, row: a, column: c, value: 45}\n"
+                    "  - {table: T1, row: a, column: d, value: .310}\n", encoding="utf-8")
+    published = read_published(path)
+    assert [published.cell("T1", "a", c) for c in "bcd"] == ["45.0 ± 0.40", "45", ".310"]
+    assert published.number("T1", "a", "b").value == 45.0

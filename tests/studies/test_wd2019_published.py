@@ -12,17 +12,13 @@ from mbertlab.papers.wd2019.tables import paper_cell
 from mbertlab.studies.published import load_published
 from mbertlab.studies.runner import study_jobs
 from mbertlab.studies.spec import load_spec
-from tests.conftest import SHARED_DATA
 
 PAPER = load_published("wd2019")
 
 
 @pytest.fixture(scope="module")
-def lines() -> list[str]:
-    path = SHARED_DATA.parent / "papers" / PAPER.source
-    if not path.is_file():
-        pytest.fail(f"the paper's text not found at {path}")
-    return path.read_text(encoding="utf-8").splitlines()
+def lines(papers_dir) -> list[str]:
+    return (papers_dir / PAPER.source).read_text(encoding="utf-8").splitlines()
 
 
 def _values(table: str, row: str) -> list[float | None]:

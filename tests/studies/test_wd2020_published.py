@@ -9,7 +9,6 @@ import pytest
 from mbertlab.config import read_yaml
 from mbertlab.studies.published import published_path
 from mbertlab.studies.spec import load_spec
-from tests.conftest import SHARED_DATA
 
 TABLE4_COLUMNS = ["lv NER", "lv POS", "lv LAS", "lv UAS", "af NER", "af POS", "af LAS", "af UAS", "mn NER",
                   "yo NER"]
@@ -21,11 +20,9 @@ def published() -> dict:
 
 
 @pytest.fixture(scope="module")
-def lines(published) -> list[str]:
-    path = SHARED_DATA.parent / "papers" / published["source"]
-    if not path.is_file():
-        pytest.fail(f"the paper's text not found at {path} (set MBERTLAB_SHARED_DATA to ../shared/data)")
-    return [re.sub(r"</?[a-z]+>", "", line) for line in path.read_text(encoding="utf-8").splitlines()]
+def lines(published, papers_dir) -> list[str]:
+    text = (papers_dir / published["source"]).read_text(encoding="utf-8")
+    return [re.sub(r"</?[a-z]+>", "", line) for line in text.splitlines()]
 
 
 def _numbers(line: str) -> list[float]:

@@ -22,10 +22,34 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from mbertlab.config import Config, format_validation_error, read_yaml
 from mbertlab.errors import ConfigError
+
+
+class PrintedFloat(float):
+    """A float that keeps the digits it was written with in the YAML ('45.0' stays '45.0' in a report)."""
+
+    printed: str
+
+
+class _PrintedLoader(yaml.SafeLoader):
+    """Safe YAML whose floats remember their text."""
+
+
+def _printed_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    number = PrintedFloat(loader.construct_yaml_float(node))
+    number.printed = node.value
+    return number
+
+
+_PrintedLoader.add_constructor("tag:yaml.org,2002:float", _printed_float)
+
+
+def _as_printed(value: Any) -> str:
+    return value.printed if isinstance(value, PrintedFloat) else "" if value is None else f"{value:g}"
 
 
 class PublishedNumber(Config):
@@ -36,6 +60,15 @@ class PublishedNumber(Config):
     unit: str = Field("", description="The paper's unit: '%', 'F1', 'accuracy', 'MRR', 'LAS' ...")
     pm: float | None = Field(None, ge=0, description="The ± the paper prints beside it, if any.")
     note: str = ""
+    printed: str = Field("", exclude=True, description="value as written (the paper's digits).")
+    pm_printed: str = Field("", exclude=True, description="pm as written.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_digits(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("printed"):
+            data = {**data, "printed": _as_printed(data.get("value")), "pm_printed": _as_printed(data.get("pm"))}
+        return data
 
     @model_validator(mode="after")
     def _figures_say_why(self):
@@ -47,7 +80,7 @@ class PublishedNumber(Config):
         """The paper's number as a report cell ('69.7', '69.7 ± 0.4'), or '—' when the paper gives none."""
         if self.value is None:
             return "—"
-        return f"{self.value:g}" + (f" ± {self.pm:g}" if self.pm is not None else "")
+        return self.printed + (f" ± {self.pm_printed}" if self.pm is not None else "")
 
 
 class PaperSetting(Config):
@@ -87,7 +120,7 @@ def published_path(key: str) -> Path:
 
 def read_published(path: Path) -> Published:
     try:
-        return Published.model_validate(read_yaml(path))
+        return Published.model_validate(read_yaml(path, _PrintedLoader))
     except ValidationError as err:
         raise ConfigError(format_validation_error(err, str(path))) from None
 
