@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from mbertlab.corpus.manipulations import fake_script, permute_words, unfake_script, unigram_corpus, window
+from mbertlab.errors import ConfigError
 from mbertlab.corpus.overlap import overlap, vocab_coverage, vocab_frequency_curve
 from mbertlab.corpus.sampling import balanced_budget, sampling_probs, smoothed_budget
 from mbertlab.formats.conllu import read_conllu
@@ -50,6 +51,18 @@ def test_fake_script_disjoint_from_every_raw_text(shared_data):
     fake_chars = set(fake) - set(" \n\t")
     for path in (shared_data / "raw_text").glob("*.txt"):
         assert not fake_chars & set(path.read_text(encoding="utf-8")), path.name
+
+
+@given(st.text(max_size=60), st.integers(1, 0xF0000))
+def test_fake_script_moves_every_non_space_character_by_the_shift(text, shift):
+    if any(not c.isspace() and ord(c) + shift > 0x10FFFF for c in text):
+        with pytest.raises(ConfigError, match="use a smaller shift"):
+            fake_script(text, shift)
+        return
+    oracle = "".join(c if c.isspace() else chr(ord(c) + shift) for c in text)
+    assert fake_script(text, shift) == oracle
+    if not any(chr(ord(c) + shift).isspace() for c in text if not c.isspace()):  # always so for plane 15
+        assert unfake_script(oracle, shift) == text
 
 
 @given(st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=3), min_size=0, max_size=30),

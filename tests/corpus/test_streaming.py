@@ -4,7 +4,8 @@ stay under about 2 GB).
 The suite measures 50 MB and 300 MB inputs: peak RSS 57 MB and 99 MB (the de-duplication table of 1.6M
 8-byte hashes, plus the old one while it grows; it is the only state that grows, 16–32 bytes per
 distinct sentence). A 1 GB input (≈ 5.2M distinct ~200-byte lines + 5% repeats, `write_input(path, 1024)`,
-same config) was measured once on the idle 2-core machine: **peak RSS 243 MB**, 236 s; too slow for the
+same config) was measured once on the idle 2-core machine: **peak RSS 243 MB**, 236 s (before `fake_script`
+became a translate table, which made a 30 MB build 55 s -> 6 s); too slow for the
 suite.
 """
 from __future__ import annotations
