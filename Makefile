@@ -1,5 +1,7 @@
 # Both targets create the environment when it is missing, so they work on a fresh clone.
 PYTHON ?= python3
+# pytest-xdist: one worker per core; each test file runs on one worker, so its module fixtures are built once
+TEST_WORKERS ?= auto
 VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
@@ -19,4 +21,4 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
