@@ -116,3 +116,16 @@ def test_the_features_run_the_encoder_in_the_precision_they_are_given():
         bf16 = Features(encoder, "probe", -1, precision="bf16")(ids, mask)
     assert torch.equal(fp32, direct)
     assert not torch.equal(bf16, direct) and torch.allclose(bf16, direct, atol=0.1)
+
+
+def test_placing_a_plan_keeps_every_cells_own_tags():
+    """A job several cells share is placed once but keeps each cell's tags (report tables select by them)."""
+    from mbertlab.studies.designs import get_design
+    from mbertlab.studies.runner import placed_plan
+    from mbertlab.studies.spec import load_spec
+
+    spec = load_spec("k2020", "test", ["device=cpu"])
+    raw, placed = get_design("k2020").plan(spec), placed_plan(spec)
+    assert len(raw) == len(placed) > len(set(raw))  # the plan has shared jobs
+    assert [(j.kind, j.tags, j.label) for j in raw] == [(j.kind, j.tags, j.label) for j in placed]
+    assert {j.config.device for j in placed if "device" in type(j.config).model_fields} == {"cpu"}

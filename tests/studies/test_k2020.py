@@ -66,7 +66,8 @@ def test_every_factor_reaches_the_stage_configs():
 
 
 def test_conditions_without_overrides_plan_the_spec_settings():
-    """The quick study's stage configs are the spec's keys exactly (its artifact hashes do not move)."""
+    """The quick study's stage configs are the spec's keys exactly, plus the spec's pinned precision (its
+    artifact hashes move only with the spec)."""
     from mbertlab.pretrain.config import PretrainConfig
     from mbertlab.tokenizers.train import TokenizerConfig
 
@@ -74,7 +75,9 @@ def test_conditions_without_overrides_plan_the_spec_settings():
     s = spec.settings
     for job in study_jobs(spec):
         if job.kind == "pretrain":
-            assert job.config == PretrainConfig.model_validate({**s.pretrain, "seed": job.config.seed})
+            assert spec.precision == "fp32"
+            assert job.config == PretrainConfig.model_validate({**s.pretrain, "seed": job.config.seed,
+                                                                "precision": spec.precision})
         if job.kind == "tokenizer":
             assert job.config == TokenizerConfig.model_validate({**s.tokenizer, "languages": job.config.languages})
 

@@ -21,12 +21,12 @@ SEEDS = ["seeds=[0, 1, 2]"]  # so that cells show mean ± std
 def fill(name: str, tmp_path, langs_of) -> tuple:
     """(spec, store, results, written): rows for every transfer job of the study's test-scale plan, one value
     per (job, test language); `written[(tags, lang)]` lists the values each plan entry's cell should average."""
-    from mbertlab.studies.designs import get_design
+    from mbertlab.studies.runner import placed_plan
 
     spec = load_spec(name, "test", SEEDS)
     store, results = ArtifactStore(tmp_path), ResultsDB(tmp_path / "results.db")
     rng = random.Random(name)
-    jobs = [j for j in get_design(name).plan(spec) if j.kind == "transfer"]
+    jobs = [j for j in placed_plan(spec) if j.kind == "transfer"]
     by_hash, rows, written = {}, [], defaultdict(list)
     for job in jobs:
         hash_ = job_hash(job, store)
@@ -56,9 +56,10 @@ def expected(values: list[float]) -> str:
 
 
 def wd2019_langs(spec) -> list[str]:
-    from mbertlab.papers.wd2019.design import plan, study_languages
+    from mbertlab.papers.wd2019.design import study_languages
+    from mbertlab.studies.runner import placed_plan
 
-    data = next(j for j in plan(spec) if j.kind == "transfer").inputs[-1]
+    data = next(j for j in placed_plan(spec) if j.kind == "transfer").inputs[-1]
     return [*study_languages(spec, data)[0], "avg"]
 
 

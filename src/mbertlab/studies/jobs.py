@@ -70,13 +70,15 @@ def place_jobs(jobs: list[Job], device: str, precision: str = "auto") -> list[Jo
     is part of every hash it reaches (bf16 and fp32 give different numbers)."""
     if device == "auto" and precision == "auto":
         return jobs
-    placed: dict[Job, Job] = {}
+    placed: dict[Job, tuple[Config, tuple[Job, ...]]] = {}
 
     def place(job: Job) -> Job:
+        """The job placed, keeping its own tags and label (equal jobs of different cells share the rest)."""
         if job not in placed:
-            config = fill_auto(on_device(job.config, device), "precision", precision)
-            placed[job] = replace(job, config=config, inputs=tuple(map(place, job.inputs)))
-        return placed[job]
+            placed[job] = (fill_auto(on_device(job.config, device), "precision", precision),
+                           tuple(map(place, job.inputs)))
+        config, inputs = placed[job]
+        return replace(job, config=config, inputs=inputs)
 
     return [place(job) for job in jobs]
 

@@ -50,10 +50,17 @@ def spec_section(spec: StudySpec, key: str) -> Any:
     return deep_merge(data, over).get(key)
 
 
-def study_jobs(spec: StudySpec) -> list[Job]:
+def placed_plan(spec: StudySpec) -> list[Job]:
+    """The design's plan with the spec's device and precision in every job: plan order, one entry per cell
+    (a job several cells share appears once per cell, with that cell's tags), as report tables read it."""
     from mbertlab.studies.designs import get_design
 
-    return topological(place_jobs(get_design(spec.design).plan(spec), spec.device, spec.precision))
+    return place_jobs(get_design(spec.design).plan(spec), spec.device, spec.precision)
+
+
+def study_jobs(spec: StudySpec) -> list[Job]:
+    """Every job to build, each once, after its inputs."""
+    return topological(placed_plan(spec))
 
 
 def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:

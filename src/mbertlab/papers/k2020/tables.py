@@ -11,7 +11,7 @@ from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.papers.k2020.design import mixed_lang, plan, setting_value
+from mbertlab.papers.k2020.design import mixed_lang, setting_value
 from mbertlab.studies.published import Published, load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
@@ -29,7 +29,9 @@ def conditions_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB)
     s = spec.settings
     # the planned jobs, not the de-duplicated DAG: a job two conditions share (the majority tag of one
     # target) is looked up once per condition, with that condition's tags
-    rows = StudyRows.load(plan(spec), store, results)
+    from mbertlab.studies.runner import placed_plan
+
+    rows = StudyRows.load(placed_plan(spec), store, results)  # placed: a pinned precision is in the hashes
     published = load_published(spec.design)
     tables, plots = [], []
     for task in all_tasks(s):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mbertlab.report.render import Plot, Report
 from mbertlab.report.tables import Table, delta
-from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, encoder_depth, freeze_label, freeze_levels, plan,
+from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, encoder_depth, freeze_label, freeze_levels,
                                            study_languages)
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
@@ -39,7 +39,9 @@ def paper_cell(task: str, lang: str, source: str, model: str = "mBERT(Z) LAS") -
 
 def wd2019_report(spec: StudySpec, store, results) -> Report:
     s = spec.settings
-    rows = StudyRows.load(plan(spec), store, results)
+    from mbertlab.studies.runner import placed_plan
+
+    rows = StudyRows.load(placed_plan(spec), store, results)  # placed: a pinned precision is in the hashes
     _, targets = study_languages(spec, next(j for j in rows.jobs if j.kind == "transfer").inputs[-1])
     ctx = (s, rows, targets, {t: get_task(t).reported(repair=True) for t in s.tasks})
     tables, plots = [_zero_shot_table(*ctx, FINETUNE_ALL)], []
