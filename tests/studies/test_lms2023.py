@@ -231,6 +231,13 @@ def test_report_has_the_papers_rows_and_group_columns(study):
             [published.number("Table 3a", f"{label}, {g}", f"HL {k}").value for k in ("I-L", "Z-S")
              for g in ("Low-Res", "High-Res", "All")]
     assert "| HL balanced: Eq. 3 (paper) | -9.2 | — |" in text  # Table 5: German, shared script
+    # NER probes in the paper's metric (Table 3b, footnote 6: macro-F1 over tags per token), not entity F1
+    for name, langs in LANGS.items():
+        section = text.split(f"### NER probe token macro-F1, {name}")[1].split("###")[0]
+        cell = next(l for l in section.splitlines() if l.startswith("| HL |")).strip("| ").split(" | ")[-1]
+        zero = [r.value for r in rows if r.extra["set"] == name and r.extra["variant"] == "HL" and r.task == "ner"
+                and r.metric == "token_macro_f1" and r.split == "test" and r.test_lang in langs[1:]]
+        assert len(zero) == len(langs) - 1 and cell == f"{100 * np.mean(zero):.1f}"
     assert html.read_text().count("data:image/png;base64,") == 2
 
 
