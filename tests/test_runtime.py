@@ -129,3 +129,16 @@ def test_placing_a_plan_keeps_every_cells_own_tags():
     assert len(raw) == len(placed) > len(set(raw))  # the plan has shared jobs
     assert [(j.kind, j.tags, j.label) for j in raw] == [(j.kind, j.tags, j.label) for j in placed]
     assert {j.config.device for j in placed if "device" in type(j.config).model_fields} == {"cpu"}
+
+
+@pytest.mark.parametrize("capability, avx512_bf16, native", [("AVX2", False, False), ("AVX512", False, False),
+                                                             ("AVX512", True, True), ("AMX", False, True)])
+def test_auto_is_bf16_only_on_a_cpu_with_native_bf16(monkeypatch, capability, avx512_bf16, native):
+    """Plain AVX512 (Skylake-X, Cascade Lake) has no bf16 instructions: auto stays fp32 there."""
+    from mbertlab.runtime import bf16_supported, resolve_precision
+
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    assert bf16_supported() is native
+    assert resolve_precision("auto", torch.device("cpu")) == ("bf16" if native else "fp32")
+    assert resolve_precision("fp32", torch.device("cpu")) == "fp32"

@@ -112,8 +112,8 @@ def bf16_supported() -> bool:
     """The CPU has native bf16 (AVX512-BF16 or AMX): autocast there measured 2-3x faster than fp32."""
     import torch
 
-    return bool(getattr(torch.backends.cpu, "get_cpu_capability", lambda: "")() in ("AVX512", "AMX")
-                or torch.cpu._is_avx512_bf16_supported())
+    return bool(torch.cpu._is_avx512_bf16_supported()  # AVX512-BF16; AMX CPUs (Sapphire Rapids on) have it too
+                or getattr(torch.backends.cpu, "get_cpu_capability", lambda: "")() == "AMX")
 
 
 def resolve_precision(setting: str, device) -> str:
