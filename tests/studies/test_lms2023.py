@@ -41,9 +41,12 @@ def test_spec_validates_and_plans_the_grid_at_every_scale():
         jobs = _jobs(scale)
         kinds = Counter(j.kind for j in jobs)
         seeds = len(spec.settings.seeds)
-        assert kinds["student"] == kinds["balance"] == 2 * seeds
-        assert kinds["pretrain"] == 2 * seeds * (7 + 2)  # teachers + HL + HL balanced per set and seed
-        assert kinds["budget"] == 4 and kinds["tokenizer"] == 2 and kinds["generate"] == 1
+        # per seed: a student and a balance stage per set; Appendix C's 10 students and its balance stage
+        assert kinds["student"] == (2 + 10) * seeds and kinds["balance"] == (2 + 1) * seeds
+        # teachers + HL + HL balanced per set and seed; Appendix C's hard-label models but the share-100 teacher
+        assert kinds["pretrain"] == 2 * seeds * (7 + 2) + 4 * seeds
+        assert kinds["budget"] == 4 + 4  # full and balanced per set; Appendix C's sizes but the share-100 one
+        assert kinds["tokenizer"] == 2 and kinds["generate"] == 1
 
 
 def test_paper_scale_trains_every_model_ten_epochs_of_its_own_data():
@@ -56,7 +59,87 @@ def test_paper_scale_trains_every_model_ten_epochs_of_its_own_data():
     assert steps["HL"] == math.ceil(10 * sum(SHARES) * unit / 8)
     assert steps["HL balanced"] == steps["distilled"] == math.ceil(10 * 7 * min(SHARES) * unit / 8)
     assert [steps[l] for l in LANGS["shared script"]] == [math.ceil(10 * s * unit / 8) for s in SHARES]
-    assert len({j.config.steps for j in study_jobs(load_spec("lms2023", "lab")) if j.kind == "pretrain"}) == 1
+
+
+def test_lab_scale_trains_equal_epochs_and_probes_every_pair():
+    """Lab follows the paper's protocol too: equal epochs (HL takes more steps than HL balanced) and a probe on
+    every language of the set, tested on every one (Table 3's zero-shot averages all source-target pairs)."""
+    spec = load_spec("lms2023", "lab")
+    s, jobs = spec.settings, study_jobs(spec)
+    batch = s.pretrain["batch_size"]
+    steps = {j.tag("lang") or j.tag("variant"): j.config.steps for j in jobs
+             if j.kind in ("pretrain", "student") and j.tag("set") == "shared script" and j.tag("seed") == "0"}
+    assert steps["HL"] == math.ceil(s.epochs * sum(SHARES) * s.unit / batch)
+    assert steps["HL balanced"] == steps["distilled"] == math.ceil(s.epochs * 7 * min(SHARES) * s.unit / batch)
+    assert min(steps.values()) > s.pretrain["warmup"]  # the smallest teacher still reaches its full learning rate
+    probes = Counter((j.tag("set"), j.tag("variant"), j.config.task, j.tag("seed")) for j in jobs
+                     if j.kind == "transfer")
+    assert set(probes.values()) == {7} and len(probes) == 2 * 3 * 2 * len(s.seeds)
+    for job in (j for j in jobs if j.kind == "transfer"):
+        assert [f.lang for f in job.config.evaluate] == LANGS[job.tag("set")]
+    with pytest.raises(ConfigError, match="in_language 'low' would be ignored"):
+        load_spec("lms2023", "lab", overrides=["in_language=low"])
+
+
+def test_appendix_c_sweeps_sizes_and_distils_from_larger_teachers():
+    """Appendix C: a100 alone at shares 10-100, the 10/50/100 models teaching students on their own size and every
+    smaller one (prefixes of the teacher's data), students at 5x the learning rate, 10 epochs each."""
+    spec = load_spec("lms2023", "lab")
+    s, jobs = spec.settings, topological(study_jobs(spec))
+    batch, lr = s.pretrain["batch_size"], s.pretrain["lr"]
+    teacher = next(j for j in jobs if j.tag("variant") == "teacher" and j.tag("lang") == "a100"
+                   and j.tag("set") == "shared script" and j.tag("seed") == "0")
+    sweep = next(j for j in jobs if j.kind == "balance" and j.tag("appendix") == "C" and j.tag("seed") == "0")
+    models = dict(zip(sweep.config.models, sweep.inputs[1:]))
+    assert sweep.inputs[0] == teacher.inputs[0] and sweep.inputs[-1] == teacher and models["HL 100"] == teacher
+    assert set(models) == {f"HL {n}" for n in (10, 20, 30, 50, 100)} | {
+        f"distilled {n} from {t}" for t in (10, 50, 100) for n in (10, 20, 30, 50, 100) if n <= t}
+    for label, job in models.items():
+        size = int(label.split()[1])
+        text = job.inputs[0].inputs[1]  # shards <- (tokenizer, text)
+        assert text.kind == "budget" and (text.config.languages["a100"] == size * s.unit or size == 100)
+        assert job.config.steps == math.ceil(10 * size * s.unit / batch)
+        if job.kind == "student":
+            assert job.inputs[1] == models[f"HL {label.split()[-1]}"] and job.config.lr == pytest.approx(5 * lr)
+            assert job.config.hard_weight == 0.0
+        else:
+            assert job.config.lr == lr
+
+
+def test_probe_table_averages_every_source_target_pair():
+    """Table 3's cells from all-pairs probes, against a direct computation: in-language = the diagonal; a
+    target's zero-shot score = its mean over the six other sources; a group cell = the mean over its targets,
+    per seed, then over seeds."""
+    from mbertlab.papers.lms2023.tables import _probe_table
+    from mbertlab.store.results import ResultRow
+
+    spec = load_spec("lms2023", "lab")
+    lset = spec.settings.sets[0]
+    langs, groups = LANGS[lset.name], {**lset.groups(), "all": LANGS[lset.name]}
+    rng = np.random.default_rng(0)
+    score, probes = {}, {}
+    for job in study_jobs(spec):
+        if job.kind != "transfer" or job.tag("set") != lset.name or job.config.task != "upos":
+            continue
+        seed, variant, source = int(job.tag("seed")), job.tag("variant"), job.config.train[0].lang
+        rows = []
+        for target in langs:
+            score[variant, seed, source, target] = value = float(rng.uniform())
+            rows.append(ResultRow(metric="accuracy", value=value, task="upos", split="test", seed=seed,
+                                  train_lang=source, test_lang=target))
+            rows.append(ResultRow(metric="accuracy", value=9.0, task="upos", split="dev", seed=seed,
+                                  train_lang=source, test_lang=target))  # dev rows stay out
+        probes[job] = rows
+    table = _probe_table(lset, groups, "upos", probes, ("HL", "HL balanced", "distilled"), True)
+    seeds = spec.settings.seeds
+    for variant in ("HL", "HL balanced", "distilled"):
+        row = next(r for r in table.rows if r[0] == variant)
+        for i, g in enumerate(("low", "high", "all")):
+            inlang = [np.mean([score[variant, seed, t, t] for t in groups[g]]) for seed in seeds]
+            zero = [np.mean([np.mean([score[variant, seed, src, t] for src in langs if src != t])
+                             for t in groups[g]]) for seed in seeds]
+            assert row[1 + i].values == pytest.approx(inlang) and row[4 + i].values == pytest.approx(zero)
+    assert "zero-shot from every language" in table.title
 
 
 def test_groups_follow_the_papers_thresholds():
@@ -102,7 +185,7 @@ def test_published_numbers_are_the_papers():
 
 def test_student_reads_its_teachers_from_inputs_and_its_hash_ignores_the_workdir(tmp_path):
     jobs = _jobs()
-    for student in (j for j in jobs if j.kind == "student"):
+    for student in (j for j in jobs if j.kind == "student" and not j.tag("appendix")):  # Appendix C's: above
         config = student.config
         assert config.objective == "distill"
         teachers = student.inputs[1:]
@@ -164,10 +247,13 @@ def test_test_scale_builds_everything_with_the_papers_proportions(study):
     assert {s.state for s in study_status(spec, ctx.store)} == {"done"}
     unit = spec.settings.unit
     for job in (j for j in _jobs() if j.kind == "budget"):
-        langs = LANGS[job.tag("set")]
+        langs = LANGS.get(job.tag("set"), ["a100"])  # Appendix C's sizes: a100 alone
         out = _artifact(ctx, job)
         counts = [len((out / l / "text" / "train.txt").read_text().splitlines()) for l in langs]
-        assert counts == ([min(SHARES) * unit] * 7 if job.config.balanced else [s * unit for s in SHARES])
+        if job.tag("appendix"):
+            assert counts == [job.config.languages["a100"]] and counts[0] in {s * unit for s in (10, 20, 30, 50)}
+        else:
+            assert counts == ([min(SHARES) * unit] * 7 if job.config.balanced else [s * unit for s in SHARES])
         generated = _artifact(ctx, job.inputs[0])
         assert all((out / l / "text" / "dev.txt").read_bytes() == (generated / l / "text" / "dev.txt").read_bytes()
                    for l in langs)
@@ -178,7 +264,7 @@ def test_test_scale_builds_everything_with_the_papers_proportions(study):
 
 def test_eq3_rows_equal_independent_computations(study):
     spec, ctx = study
-    for balance in (j for j in _jobs() if j.kind == "balance"):
+    for balance in (j for j in _jobs() if j.kind == "balance" and not j.tag("appendix")):
         where = str(_artifact(ctx, balance))
         rows = [r for r in ctx.results.query(study="lms2023") if r.artifact == where]
         mrr = {(r.model, r.test_lang): r.value for r in rows if r.metric == "mlm_mrr"}
@@ -199,6 +285,20 @@ def test_eq3_rows_equal_independent_computations(study):
             groups = dict(balance.config.groups, all=langs)
             assert {g: eq3[g] for g in groups} == pytest.approx({g: np.mean([diff[l] for l in ls])
                                                                 for g, ls in groups.items()})
+
+
+def test_appendix_c_rows_are_each_models_own_dev_mrr(study):
+    """Appendix C's models train on prefixes of a100's text but share its tokenizer and dev text, so the balance
+    stage's MRR of each equals the MRR its own training run logged on the same dev batches."""
+    spec, ctx = study
+    sweep = next(j for j in _jobs() if j.kind == "balance" and j.tag("appendix") == "C")
+    where = str(_artifact(ctx, sweep))
+    mrr = {r.model: r.value for r in ctx.results.query(study="lms2023") if r.artifact == where
+           and r.metric == "mlm_mrr" and r.test_lang == "a100"}
+    models = dict(zip(sweep.config.models, sweep.inputs[1:]))
+    assert set(mrr) == set(models) | {"teacher"} and mrr["teacher"] == mrr["HL 100"]
+    for label, job in models.items():
+        assert final_mrr(_artifact(ctx, job))["a100"] == pytest.approx(mrr[label], abs=1e-6), label
 
 
 def test_report_has_the_papers_rows_and_group_columns(study):
@@ -235,10 +335,17 @@ def test_report_has_the_papers_rows_and_group_columns(study):
     for name, langs in LANGS.items():
         section = text.split(f"### NER probe token macro-F1, {name}")[1].split("###")[0]
         cell = next(l for l in section.splitlines() if l.startswith("| HL |")).strip("| ").split(" | ")[-1]
-        zero = [r.value for r in rows if r.extra["set"] == name and r.extra["variant"] == "HL" and r.task == "ner"
+        zero = [r.value for r in rows if r.extra.get("set") == name and r.extra["variant"] == "HL" and r.task == "ner"
                 and r.metric == "token_macro_f1" and r.split == "test" and r.test_lang in langs[1:]]
         assert len(zero) == len(langs) - 1 and cell == f"{100 * np.mean(zero):.1f}"
-    assert html.read_text().count("data:image/png;base64,") == 2
+    # Appendix C (one seed at test scale): each cell is its model's MRR on a100's dev batches
+    section = text.split("### Monolingual distillation by corpus size, a100 (Appendix C)")[1].split("###")[0]
+    mrr = {r.model: r.value for r in rows if r.extra.get("appendix") == "C" and r.metric == "mlm_mrr"
+           and r.test_lang == "a100" and r.model != "teacher"}
+    assert len(mrr) == 5 + 10
+    assert f"| 30 | {mrr['HL 30']:.3f} | — | {mrr['distilled 30 from 50']:.3f} | " \
+           f"{mrr['distilled 30 from 100']:.3f} |" in section
+    assert html.read_text().count("data:image/png;base64,") == 3
 
 
 def test_scorecard_verdicts_follow_from_the_rows(study):
@@ -257,7 +364,10 @@ def test_scorecard_verdicts_follow_from_the_rows(study):
             "abstract-high-resource", "conclusion-beats-subsampling"} <= set(card)
     # probes pooled over 6 targets x 2 sets: enough rows for a real test even with one seed
     assert "Welch one-sided" in card["pos-zero-shot-on-par"][3]
-    assert card["pos-in-language-on-par"][2] == "not run"  # in_language: none at test scale
+    # in_language: none at test scale: the only in-language rows are the source's own, one per set (< 3 a side)
+    assert card["pos-in-language-on-par"][2] == "inconclusive"
+    assert {(r.train_lang == r.test_lang, r.extra["transfer"]) for r in rows if r.task == "upos"} == \
+        {(True, "in-language"), (False, "zero-shot"), (False, "zero-shot mean")}
     counts = Counter(card[f["id"]][2] for f in paper)
     assert (f"{counts['holds']} holds, {counts['does not hold']} does not hold, {counts['inconclusive']} inconclusive, "
             f"{counts['not run']} not run (of the paper's claims)") in text

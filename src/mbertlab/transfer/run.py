@@ -161,7 +161,8 @@ def _rows(config, adapter, history: list[Point], chosen: Selection, source_dev, 
     def row(metric: str, value: float, lang: str, split: str) -> ResultRow:
         return ResultRow(metric=metric, value=float(value), study=study, model=model_name, task=config.task,
                          mode=config.mode, train_lang="+".join(config.source_langs), test_lang=lang, split=split,
-                         seed=config.seed, config_hash=final_path(out).name, artifact=artifact, extra=extra)
+                         seed=config.seed, config_hash=final_path(out).name, artifact=artifact,
+                         extra={**extra, "transfer": _transfer_kind(config, lang)})
 
     rows = []
     for name, metrics in point.scores.items():
@@ -173,6 +174,14 @@ def _rows(config, adapter, history: list[Point], chosen: Selection, source_dev, 
             for metric in point.scores[targets[0]]:
                 rows.append(row(metric, np.mean([point.scores[t][metric] for t in targets]), "avg", split))
     return rows + _oracle_rows(config, adapter, history, row)
+
+
+def _transfer_kind(config, lang: str) -> str:
+    """in-language (tested on a training language), zero-shot (on another), or zero-shot mean (the `avg` row):
+    a scorecard selects either kind from jobs that test both."""
+    if lang == "avg":
+        return "zero-shot mean"
+    return "in-language" if lang in config.source_langs else "zero-shot"
 
 
 def _oracle_rows(config, adapter, history: list[Point], row) -> list:

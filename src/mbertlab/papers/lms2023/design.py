@@ -2,8 +2,9 @@
 encoders on one shared vocabulary — HL (hard labels, every language's full budget), HL balanced (hard
 labels, every language cut to the smallest) and the distilled student (soft labels from monolingual
 teachers, balanced data) — scored by MLM MRR against the teachers (their Eq. 3) and by POS/NER probes
-in-language and zero-shot from the set's source language. With `epochs`, every model trains for as many passes
-over its own training sentences (the paper's 10 epochs), so HL takes more steps than HL balanced.
+in-language and zero-shot from the set's source language, or from every language (`probe_from: all`, the
+paper's). With `epochs`, every model trains for as many passes over its own training sentences (the paper's 10
+epochs), so HL takes more steps than HL balanced.
 """
 from __future__ import annotations
 
@@ -52,6 +53,34 @@ class LanguageSet(Config):
         return {g: [l.name for l in self.languages if l.group == g] for g in ("low", "high")}
 
 
+class MonolingualSweep(Config):
+    """Appendix C (Figure 3): one language's hard-label models at several corpus sizes, the largest ones also
+    teachers of students distilled on the same or smaller sizes (prefixes of the teacher's data)."""
+    language: str = Field(description="The language swept (the paper's German: a100).")
+    shares: list[int] = Field(min_length=2, description="Corpus sizes in share points (the paper's 10, 20, 30, "
+                              "50, 100 million characters).")
+    teachers: list[int] = Field(min_length=1, description="The sizes whose models teach (the paper's 10, 50, 100).")
+    lr_factor: float = Field(5.0, gt=0, description="The students' learning rate over the models' (the paper's "
+                             "footnote 8: 5 times higher).")
+
+    @model_validator(mode="after")
+    def _teachers_among_shares(self):
+        if sorted(set(self.shares)) != self.shares:
+            raise ValueError(f"shares must increase without repeats, got {self.shares}")
+        if not set(self.teachers) <= set(self.shares):
+            raise ValueError(f"teachers {self.teachers} must be among the shares {self.shares}")
+        return self
+
+    def students(self) -> list[tuple[int, int]]:
+        """(size, teacher size) of every student: each teacher distils on its own size and every smaller one."""
+        return [(size, t) for t in self.teachers for size in self.shares if size <= t]
+
+
+def sweep_label(size: int, teacher: int | None = None) -> str:
+    """A model's label in the sweep's rows: 'HL 30', or 'distilled 30 from 100'."""
+    return f"HL {size}" if teacher is None else f"distilled {size} from {teacher}"
+
+
 class Lms2023Settings(Config):
     data: GeneratedData = Field(default_factory=GeneratedData, description="Generated languages; `set.languages` "
                                 "lists every language of every set (fake-script variants for a diverse set).")
@@ -68,8 +97,22 @@ class Lms2023Settings(Config):
                                     description="Overrides of `pretrain` for the student (temperature, hard_weight).")
     tasks: list[Literal["upos", "ner"]] = Field(default_factory=lambda: ["upos", "ner"])
     probe: dict[str, Any] = Field(default_factory=dict, description="Transfer keys of the probes (mode probe).")
+    appendix_c: MonolingualSweep | None = Field(None, description="Monolingual distillation by corpus size "
+                                                "(Appendix C), in the first set that has the language.")
     in_language: Literal["all", "low", "none"] = Field("all", description="Languages probed in-language besides "
                                                        "the source (whose in-language score the zero-shot job has).")
+    probe_from: Literal["source", "all"] = Field("source", description="source: zero-shot probes train on the set's "
+                                                 "source only; all: a probe trains on every language of the set and "
+                                                 "is tested on every one (the paper's Table 3: zero-shot averages "
+                                                 "every source-target pair; in-language is each probe's own "
+                                                 "language, so in_language must stay 'all').")
+
+    @model_validator(mode="after")
+    def _all_sources_probe_every_language(self):
+        if self.probe_from == "all" and self.in_language != "all":
+            raise ValueError(f"probe_from 'all' probes every language in-language; in_language "
+                             f"{self.in_language!r} would be ignored (leave it out or set it to 'all')")
+        return self
 
 
 def plan(spec: StudySpec) -> list[Job]:
@@ -91,6 +134,10 @@ def _check(spec: StudySpec, s: Lms2023Settings, data: Job) -> None:
     problems = [f"{spec.source}: key 'sets': {lset.name!r}: unknown language {l.name!r} (data: {', '.join(languages)})"
                 for lset in s.sets for l in lset.languages if l.name not in languages]
     need = max(l.share for lset in s.sets for l in lset.languages) * s.unit
+    if s.appendix_c is not None:
+        need = max(need, max(s.appendix_c.shares) * s.unit)
+        if not any(l.name == s.appendix_c.language for lset in s.sets for l in lset.languages):
+            problems.append(f"{spec.source}: key 'appendix_c.language': {s.appendix_c.language!r} is in no set")
     if data.config.sentences.train < need:
         problems.append(f"{spec.source}: key 'data.set.sentences.train': {data.config.sentences.train} sentences, "
                         f"the largest share × unit needs {need}")
@@ -116,6 +163,8 @@ def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
                               label=f"shards {lset.name} balanced", tags=tags)}
     mono = {l: Job("shards", ShardsConfig(languages=[l]), (tok, full), label=f"shards {l}", tags=tags) for l in names}
     n_full, n_balanced = sum(budgets.values()), len(budgets) * min(budgets.values())
+    sweep = s.appendix_c if s.appendix_c is not None and _first_set_of(s, s.appendix_c.language) is lset else None
+    sweep_shards = _sweep_shards(s, lset, data, tok, mono) if sweep is not None else {}
     jobs: list[Job] = []
     for seed in s.seeds:
         stags = tags + (("seed", str(seed)),)
@@ -132,7 +181,51 @@ def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
         jobs.append(stages.balance_job(shards["full"], models, teachers, lset.groups(), scoring, stags))
         for variant, encoder in models.items():
             jobs += _probe_jobs(s, lset, data, encoder, seed, stags + (("variant", variant),))
+        if sweep is not None:
+            jobs.append(_sweep_job(s, sweep, sweep_shards, teachers[sweep.language], scoring, seed))
     return jobs
+
+
+def _first_set_of(s: Lms2023Settings, language: str) -> LanguageSet:
+    return next(lset for lset in s.sets if language in {l.name for l in lset.languages})
+
+
+def _sweep_shards(s: Lms2023Settings, lset: LanguageSet, data: Job, tok: Job, mono: dict[str, Job]) -> dict[int, Job]:
+    """Shards of each size of the swept language, with the set's tokenizer; its own share is the teacher's."""
+    from mbertlab.studies import stages
+    from mbertlab.tokenizers.shards import ShardsConfig
+
+    sweep, tags = s.appendix_c, (("appendix", "C"),)
+    share = next(l.share for l in lset.languages if l.name == sweep.language)
+    shards = {}
+    for size in sweep.shares:
+        if size == share:
+            shards[size] = mono[sweep.language]
+            continue
+        text = stages.budget_job(data, {sweep.language: size * s.unit}, False, tags,
+                                 label=f"text {sweep.language} {size}")
+        shards[size] = Job("shards", ShardsConfig(languages=[sweep.language]), (tok, text),
+                           label=f"shards {sweep.language} {size}", tags=tags)
+    return shards
+
+
+def _sweep_job(s: Lms2023Settings, sweep: MonolingualSweep, shards: dict[int, Job], own_teacher: Job,
+               scoring, seed: int) -> Job:
+    """Appendix C for one seed: hard-label models at every size (at the language's own share, the set's
+    teacher), students of each teacher size, all scored on the language's dev batches by one balance stage."""
+    from mbertlab.studies import stages
+
+    tags = (("appendix", "C"), ("seed", str(seed)))
+    lang, own = sweep.language, own_teacher.inputs[0]
+    hl = {size: own_teacher if job == own else
+          stages.pretrain_job(job, _for(s, {**s.pretrain, **s.teacher}, size * s.unit), seed, tags)
+          for size, job in shards.items()}
+    student = {**s.pretrain, **s.student, "lr": scoring.lr * sweep.lr_factor}
+    models = {sweep_label(size): job for size, job in hl.items()}
+    for size, teacher in sweep.students():
+        models[sweep_label(size, teacher)] = stages.student_job(shards[size], {lang: hl[teacher]},
+                                                                _for(s, student, size * s.unit), seed, tags)
+    return stages.balance_job(own, models, {lang: own_teacher}, {}, scoring, tags)
 
 
 def _for(s: Lms2023Settings, settings: dict[str, Any], sentences: int) -> dict[str, Any]:
@@ -149,14 +242,18 @@ def _probe_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, encoder: Job, 
     from mbertlab.studies import stages
 
     names = [l.name for l in lset.languages]
-    own = [l.name for l in lset.languages if l.name != lset.source and
-           (s.in_language == "all" or (s.in_language == "low" and l.group == "low"))]
+    if s.probe_from == "all":
+        probes = [(l, names) for l in names]
+    else:
+        own = [l.name for l in lset.languages if l.name != lset.source and
+               (s.in_language == "all" or (s.in_language == "low" and l.group == "low"))]
+        probes = [(lset.source, names)] + [(l, [l]) for l in own]
     variant = dict(tags)["variant"]
     jobs = []
     for task in s.tasks:
-        for train, langs, kind in [(lset.source, names, "zero-shot")] + [(l, [l], "in-language") for l in own]:
-            label = f"{task} probe {variant} {lset.name} {kind} from {train} seed {seed}"
-            jobs.append(stages.transfer_job(encoder, data, task, train, langs, s.probe, seed, "probe",
-                                            tags + (("probe", kind),), label=label))
+        for train, langs in probes:
+            label = f"{task} probe {variant} {lset.name} from {train} seed {seed}"
+            jobs.append(stages.transfer_job(encoder, data, task, train, langs, s.probe, seed, "probe", tags,
+                                            label=label))
     return jobs
 

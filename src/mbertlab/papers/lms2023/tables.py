@@ -1,20 +1,20 @@
 """Tables of the `lms2023` design from results.db: rows HL / HL balanced / distilled, columns per language
 group (low, high, all) — MLM MRR and Eq. 3 per language set (the paper's Table 2), Eq. 3 per language (Table 5
-for German), then POS/NER probes in-language and zero-shot (Table 3). Under each of our rows, "<row> (paper)"
-holds the paper's number for that cell (papers/lms2023/published.yaml), '—' where it prints none; Eq. 3 is in
-MRR points (× 100) as the paper prints it."""
+for German), POS/NER probes in-language and zero-shot (Table 3), then Appendix C's monolingual distillation by
+corpus size (Figure 3). Under each of our rows, "<row> (paper)" holds the paper's number for that cell
+(papers/lms2023/published.yaml), '—' where it prints none; Eq. 3 is in MRR points (× 100) as the paper prints it."""
 from __future__ import annotations
 
 from collections import defaultdict
 
 import numpy as np
 
-from mbertlab.report.plots import bar_plot
-from mbertlab.report.render import Report
+from mbertlab.report.plots import bar_plot, line_png
+from mbertlab.report.render import Plot, Report
 from mbertlab.report.tables import Cell, Table
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.papers.lms2023.design import VARIANTS
+from mbertlab.papers.lms2023.design import VARIANTS, MonolingualSweep, sweep_label
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows
 from mbertlab.studies.spec import StudySpec
@@ -47,17 +47,22 @@ def lms2023_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB) ->
             probes = {job: rs for job, rs in rows.by_job.items()
                       if job.kind == "transfer" and job.tag("set") == lset.name
                       and job.config.task == task}
-            tables.append(_probe_table(lset, groups, task, probes, VARIANTS))
+            tables.append(_probe_table(lset, groups, task, probes, VARIANTS, s.probe_from == "all"))
+    if s.appendix_c is not None:
+        sweep = rows.select("balance", appendix="C")
+        tables.append(_sweep_table(s.appendix_c, sweep))
+        plots.append(_sweep_plot(s.appendix_c, sweep))
     notes = [f"Mean ± sample std over seeds {s.seeds}; a group's value per seed is the mean over its languages. "
              "MRR: dev MLM mean reciprocal rank of the gold token, every model and teacher scored on the same "
              "masked dev batches of the full-data shards. Eq. 3: D(M, L) = mean over L of MRR(M) − MRR(teacher "
              "of the language), in MRR points (× 100) as the paper's Table 2; 0 means the multilingual model matches "
              "the monolingual teachers.",
              "Probes: a linear layer on the frozen last layer; in-language = trained and tested on the language "
-             "(test split); zero-shot = trained on the set's source language, tested on the others (the source "
-             "is left out of the zero-shot columns). The paper's zero-shot numbers average every source-target pair "
-             "of the set, and its NER numbers are token-level macro F1 (ours: entity F1, seqeval), so those rows "
-             "are not on the same scale as ours."]
+             "(test split); zero-shot = trained on one language, tested on another"
+             + (", every source-target pair of the set, as the paper's Table 3." if s.probe_from == "all" else
+                " (here from the set's source language only; the paper's zero-shot numbers average every "
+                "source-target pair of the set).")
+             + " NER: token-level macro-F1 over the tag classes, the paper's metric (its footnote 6)."]
     return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
 
 
@@ -129,36 +134,67 @@ def _language_table(lset, balance, variants) -> Table:
                       "(Table 5); the others are only plotted (Figure 5).")
 
 
-def _probe_table(lset, groups, task: str, probes, variants) -> Table:
+def _probe_table(lset, groups, task: str, probes, variants, all_sources: bool) -> Table:
     metric, metric_title = PROBE_METRIC[task]
     inlang: dict[str, dict] = defaultdict(dict)
-    zero: dict[str, dict] = defaultdict(dict)
+    zero_pairs: dict[str, dict] = defaultdict(lambda: defaultdict(list))
     for job, rs in probes.items():
-        v, kind = job.tag("variant"), job.tag("probe")
+        v = job.tag("variant")
         for r in rs:
             if r.metric != metric or r.split != "test" or r.test_lang not in groups["all"]:
                 continue
             key = (r.seed or 0, r.test_lang)
-            if kind == "in-language" or r.test_lang == lset.source:
+            if r.train_lang == r.test_lang:
                 inlang[v][key] = r.value
             else:
-                zero[v][key] = r.value
+                zero_pairs[v][key].append(r.value)
+    # A target's zero-shot score is its mean over the sources probed (one, or every other language of the set).
+    zero = {v: {key: float(np.mean(values)) for key, values in pairs.items()} for v, pairs in zero_pairs.items()}
     columns = ["model"] + [f"in-language {g}" for g in GROUPS] + [f"zero-shot {g}" for g in GROUPS]
     body = []
     paper, table = load_published("lms2023"), "Table 3a" if task == "upos" else "Table 3b"
     for v in variants:
         cells = [_per_seed_mean(inlang[v], [l for l in groups[g] if _any(inlang[v], l)], 100, 1)
                  for g in GROUPS]
-        cells += [_per_seed_mean(zero[v], [l for l in groups[g] if l != lset.source], 100, 1) for g in GROUPS]
+        targets = zero.get(v, {})
+        cells += [_per_seed_mean(targets, [l for l in groups[g] if _any(targets, l)], 100, 1) for g in GROUPS]
         body.append([v] + cells)
         body.append([f"{v} (paper)"] + [paper.cell(table, f"{lset.paper}, {PAPER_PROBE_GROUP[g]}",
                                                    f"{PAPER_PROBE_MODEL[v]} {how}") for how in ("I-L", "Z-S")
                                         for g in GROUPS])
-    title = f"{get_task(task).title} probe {metric_title}, {lset.name} (zero-shot from {lset.source})"
+    sources = "every language" if all_sources else lset.source
+    title = f"{get_task(task).title} probe {metric_title}, {lset.name} (zero-shot from {sources})"
     return Table(title, columns, body,
                  note=f"Mirrors the paper's {table}. In-language columns average the languages that were probed "
-                      "in-language (spec key in_language).")
+                      "in-language; a zero-shot cell averages each target's mean over its sources.")
 
 
 def _any(values: dict, lang: str) -> bool:
     return any(l == lang for _, l in values)
+
+
+def _sweep_cell(sweep: MonolingualSweep, balance, label: str) -> _Cell:
+    return _Cell([r.value for r in sorted(balance, key=lambda r: r.seed or 0) if r.metric == "mlm_mrr"
+                  and r.model == label and r.test_lang == sweep.language], digits=3)
+
+
+def _sweep_table(sweep: MonolingualSweep, balance) -> Table:
+    """Appendix C: MRR of the swept language's models by corpus size, hard labels and each teacher's students."""
+    columns = ["size (share)", "HL"] + [f"distilled from {t}" for t in sweep.teachers]
+    body = [[str(size), _sweep_cell(sweep, balance, sweep_label(size))]
+            + [_sweep_cell(sweep, balance, sweep_label(size, t)) if size <= t else "—" for t in sweep.teachers]
+            for size in sweep.shares]
+    return Table(f"Monolingual distillation by corpus size, {sweep.language} (Appendix C)", columns, body,
+                 note="Mirrors the paper's Figure 3 (only plotted there): dev MLM MRR of hard-label models trained on "
+                      "each size and of students distilled from the models of the teacher sizes on the same or a "
+                      "smaller prefix of the teacher's data.")
+
+
+def _sweep_plot(sweep: MonolingualSweep, balance):
+    lines = {"HL": [(size, _sweep_cell(sweep, balance, sweep_label(size)).mean) for size in sweep.shares]}
+    for t in sweep.teachers:
+        lines[f"distilled from {t}"] = [(size, _sweep_cell(sweep, balance, sweep_label(size, t)).mean)
+                                        for size in sweep.shares if size <= t]
+    title = f"MRR by corpus size, {sweep.language} (Appendix C)"
+    return Plot(title, line_png(title, lines, "training sentences (share points)", "dev MLM MRR"),
+                f"appendix-c-{sweep.language}")
