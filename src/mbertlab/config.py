@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterable, TypeVar
+from typing import Any, Iterable, Literal, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -37,6 +37,10 @@ def device_field() -> Any:
     out of config.json and of every content hash: the same config gives the same artifact on any device."""
     return Field("auto", pattern=DEVICE_SETTING, exclude=True, description="Where models run: "
                  "auto (this rank's GPU when CUDA is there, else the CPU), cpu, cuda (LOCAL_RANK's GPU) or cuda:N.")
+
+
+Precision = Literal["auto", "bf16", "fp32"]  # auto: bf16 where the device runs it natively, else fp32
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 
 
 def precision_field() -> Any:

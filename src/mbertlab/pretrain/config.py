@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_serializer
 from pydantic_core import PydanticCustomError
 
-from mbertlab.config import Config, device_field, omit_defaults
+from mbertlab.config import Config, Precision, device_field, omit_defaults, precision_field
 from mbertlab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -57,8 +57,7 @@ class PretrainConfig(Config):
     warmup: int = Field(300, ge=0)
     schedule: Literal["constant", "linear", "inverse_sqrt"] = "constant"
     grad_clip: float = 1.0
-    precision: Literal["auto", "bf16", "fp32"] = Field("auto", description="auto: bf16 where the device runs it "
-                                                       "natively (an AVX512-BF16/AMX CPU, a bf16 GPU), else fp32.")
+    precision: Precision = precision_field()
     device: str = device_field()
     mask_prob: float = Field(0.15, gt=0.0, lt=1.0)
     selection: Literal["uniform", "rare"] = Field("uniform", description="rare: selection ∝ count^-0.5 (XLM).")

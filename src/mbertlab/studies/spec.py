@@ -12,13 +12,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from mbertlab.config import Config, apply_overrides, deep_merge, parse_config, read_yaml
+from mbertlab.config import PRECISIONS, Config, apply_overrides, deep_merge, parse_config, read_yaml
 from mbertlab.errors import ConfigError
 from mbertlab.runtime import DEVICE_SETTING
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
                "precision")
-PRECISIONS = ("auto", "bf16", "fp32")  # auto: bf16 where the device runs it natively, else fp32
 SCALES = ("test", "lab", "gpu", "paper")  # gpu: one GPU, <= 10 minutes
 
 

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_serializer
 
-from mbertlab.config import Config, device_field, omit_defaults, precision_field
+from mbertlab.config import Config, Precision, device_field, omit_defaults, precision_field
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
 
@@ -60,7 +60,7 @@ class TransferConfig(Config):
     label_mlp: int = 100
     upos_dim: int = 50
     save_model: bool = Field(False, description="Keep the selected model in `model/` (for `mbertlab evaluate`).")
-    precision: Literal["auto", "bf16", "fp32"] = precision_field()
+    precision: Precision = precision_field()
     device: str = device_field()
 
     @model_serializer(mode="wrap")

@@ -5,11 +5,10 @@ import json
 import random
 from itertools import islice
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config, device_field, omit_defaults, precision_field
+from mbertlab.config import Config, Precision, device_field, omit_defaults, precision_field
 from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, seed_everything, setup_torch
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow, ResultsDB
@@ -28,7 +27,7 @@ class LangIdConfig(Config):
     max_length: int = 128
     random_init: bool = False
     seed: int = 0
-    precision: Literal["auto", "bf16", "fp32"] = precision_field()
+    precision: Precision = precision_field()
     device: str = device_field()
 
     @model_serializer(mode="wrap")
