@@ -27,12 +27,28 @@ def test_every_scale_plans_the_whole_grid():
         s = spec.settings
         jobs = study_jobs(spec)
         per_seed = len(s.sizes) * (1 + len(s.static_methods)) + len(s.window_sizes)  # + the window models
-        assert len([j for j in jobs if j.kind == "word_retrieval"]) == per_seed * len(s.seeds), scale
+        figure4 = 2 * len(s.word2vec_windows)  # skip-gram and CBOW at each longer window, retrieval only
+        assert len([j for j in jobs if j.kind == "word_retrieval"]) == (per_seed + figure4) * len(s.seeds), scale
         assert len([j for j in jobs if j.kind == "transfer" and j.tag("method") != "majority"]) == \
             per_seed * len(s.seeds) * len(s.tasks)
     paper = load_spec("liu2020", "paper").settings
     assert [z.sentences for z in paper.sizes] == [200_000, 1_000_000] and paper.window == 20
     assert paper.window_sizes == ["200k", "1000k"] and paper.pretrain["model"]["hidden"] == 768
+    assert paper.word2vec_windows == [128, 256]
+
+
+def test_figure_4_trains_word2vec_with_longer_windows_on_the_small_data():
+    spec = load_spec("liu2020", "lab")
+    s, jobs = spec.settings, study_jobs(spec)
+    grid = {j.tag("window"): j for j in jobs if j.kind == "static" and j.tag("size") == "200k"
+            and j.tag("seed") == "0" and j.config.static.method == "word2vec_sg"}
+    assert {w: j.config.static.window for w, j in grid.items()} == {"full": 5, "128": 128, "256": 256}
+    # the same text, tokenizer and settings as the grid's word2vec: only the window differs
+    base = grid["full"].config.static.model_dump()
+    for w in ("128", "256"):
+        assert grid[w].inputs == grid["full"].inputs
+        assert {k: v for k, v in grid[w].config.static.model_dump().items() if v != base[k]} == {"window": int(w)}
+    assert not any(j.kind == "transfer" and j.tag("window") in ("128", "256") for j in jobs)  # Figure 4: MRR only
     assert len(load_spec("liu2020", "lab").settings.seeds) >= 3  # claims on differences need 3 seeds
 
 
@@ -166,7 +182,7 @@ def test_test_scale_runs_every_model(study):
     assert {st.state for st in study_status(spec, ctx.store)} == {"done"}
     rows = ctx.results.query(study="liu2020")
     retrieval = [r for r in rows if r.task == "retrieval" and r.metric == "mrr"]
-    assert len(retrieval) == 2 * 4 + 2  # 2 sizes x 4 models + the window model at both sizes
+    assert len(retrieval) == 2 * 4 + 2 + 4  # 2 sizes x 4 models + the window model at both sizes + Figure 4's
     assert all(0 < r.value <= 1 and r.extra["pairs"] > 0 for r in retrieval)
     assert {r.mode for r in retrieval} == {"static", "contextual"}
     xnli = [r for r in rows if r.task == "xnli" and r.metric == "accuracy" and r.split == "test"]
@@ -175,7 +191,7 @@ def test_test_scale_runs_every_model(study):
 
 
 def test_report_has_the_papers_tables_and_table_1_beside_ours(study):
-    _, _, text = study
+    spec, ctx, text = study
     assert "| Model | MRR 200k | P@1 200k | MRR 1000k | P@1 1000k |" in text
     assert "| Model | NOUN | VERB | ADJ | ADV | open | closed |" in text
     assert text.count("| Model | Window | MRR | P@1 | XNLI same |") == 2  # 200k and 1000k
@@ -183,7 +199,15 @@ def test_report_has_the_papers_tables_and_table_1_beside_ours(study):
     for model in MODELS:
         assert f"| {model} | 0." in text  # every model has retrieval numbers
     assert "| BERT (w = 4) | " in text
-    for figure in ("Figure 1a / 1b", "Figure 2a / 2b", "Figure 3", "Table 1"):
+    # Figure 4: word2vec's MRR by window on the small data, each cell its retrieval row
+    rows = study_rows(spec, ctx)
+    for method in ("word2vec (skip-gram)", "word2vec (CBOW)"):
+        for window, label in (("full", "5 (the grid's)"), ("128", "128"), ("256", "256")):
+            mrr = [r.value for r in rows if r.task == "retrieval" and r.metric == "mrr"
+                   and r.extra.get("method") == method and r.extra.get("size") == "200k"
+                   and r.extra.get("window") == window]
+            assert len(mrr) == 1 and f"| {method} | {label} | {mrr[0]:.3f} |" in text
+    for figure in ("Figure 1a / 1b", "Figure 2a / 2b", "Figure 3", "Figure 4", "Table 1"):
         assert f"Mirrors the paper's {figure}" in text
     paper_line = next(l for l in text.splitlines() if l.startswith("| BERT (paper) |"))
     cells = [float(c) for c in paper_line.strip("| ").split(" | ")[1:]]

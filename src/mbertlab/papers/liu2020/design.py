@@ -2,8 +2,8 @@
 bilingual BERT and static embeddings (word2vec skip-gram / CBOW, GloVe) trained on the same tokenised
 joint corpus with the same dimension, at two data sizes (their 200k and 1000k sentences per language,
 scaled by `sizes`), plus a BERT whose context window is cut to `window` tokens (their w = 20) at the
-sizes in `window_sizes` (the paper cuts it at both, §2.4); each
-model scored on word retrieval against the gold lexicon (MRR, P@1, MRR by part of speech) and on XNLI
+sizes in `window_sizes` (the paper cuts it at both, §2.4), and word2vec with longer windows at the smallest
+size (`word2vec_windows`, Figure 4); each model scored on word retrieval against the gold lexicon (MRR, P@1, MRR by part of speech) and on XNLI
 (and MLDoc) zero-shot with the same frozen-feature head (BiLSTM + max-pooling).
 
 Controls built in: one tokenizer (learned on the largest size's text) for every model, so only the
@@ -42,6 +42,9 @@ class Liu2020Settings(Config):
                                "null: no window model. Must be shorter than pretrain.seq_len.")
     window_sizes: list[str] | None = Field(None, min_length=1, description="The data sizes that get a window "
                                            "model (default: the largest only; the paper cuts both).")
+    word2vec_windows: list[int] = Field(default_factory=list, description="Figure 4: word2vec (each word2vec "
+                                        "method of static_methods) at the smallest size with these windows too, "
+                                        "scored on word retrieval (the paper's 128 and 256).")
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys (shared by all).")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
@@ -112,7 +115,28 @@ def plan(spec: StudySpec) -> list[Job]:
             mode = s.bert_mode if model.kind == "pretrain" else "feature"
             jobs += [stages.transfer_job(model, evaluation, task, s.source, pair, s.finetune, seed, mode, model.tags)
                      for task in s.tasks]
+        smallest = min(s.sizes, key=lambda z: z.sentences).name
+        jobs += _word2vec_window_jobs(s, tok, data[smallest], evaluation, static_settings, smallest, seed)
     return jobs
+
+
+def _word2vec_window_jobs(s: Liu2020Settings, tok: Job, text: Job, evaluation: Job, static_settings: dict,
+                          size: str, seed: int) -> list[Job]:
+    """Figure 4: word2vec with each of `word2vec_windows` on the small data, scored on word retrieval."""
+    from mbertlab.studies.stages import static_job, word_retrieval_job
+
+    jobs = []
+    for method, window in word2vec_grid(s):
+        tags = (("method", STATIC_NAMES[method]), ("size", size), ("window", str(window)), ("seed", str(seed)))
+        vectors = static_job(tok, text, [s.source, s.target],
+                             {**static_settings, "method": method, "seed": seed, "window": window}, tags)
+        jobs.append(word_retrieval_job(vectors, evaluation, s.source, s.target, s.retrieval, tags))
+    return jobs
+
+
+def word2vec_grid(s: Liu2020Settings) -> list[tuple[str, int]]:
+    """(word2vec method, window) of Figure 4's models."""
+    return [(m, w) for m in s.static_methods if m.startswith("word2vec") for w in s.word2vec_windows]
 
 
 def windowed_sizes(s: Liu2020Settings) -> list[str]:
