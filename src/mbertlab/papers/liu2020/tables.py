@@ -1,7 +1,8 @@
 """Tables of the `liu2020` design: BERT vs word2vec vs GloVe by data size on word retrieval (MRR, P@1; their
-Figure 1) and XNLI zero-shot (Figure 2), BERT's context window (Figure 3), word2vec's window (Figure 4), and MRR by part of speech (their
-Table 1, whose averages over six languages stand under our BERT row as "BERT (paper)"). The figures' values
-are only plotted, so those tables cite the figure and show ours alone (papers/liu2020/published.yaml)."""
+Figure 1) and XNLI zero-shot (Figure 2), BERT's context window (Figure 3), word2vec's window (Figure 4), and
+MRR by part of speech (their Table 1, whose averages over six languages stand under our BERT row as "BERT
+(paper)"). The figures' values are only plotted, so those tables cite the figure and show ours alone
+(papers/liu2020/published.yaml)."""
 from __future__ import annotations
 
 from mbertlab.report.render import Report
