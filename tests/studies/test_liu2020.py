@@ -38,8 +38,7 @@ def test_every_scale_plans_the_whole_grid():
 
 
 def test_figure_4_trains_word2vec_with_longer_windows_on_the_small_data():
-    spec = load_spec("liu2020", "lab")
-    s, jobs = spec.settings, study_jobs(spec)
+    jobs = study_jobs(load_spec("liu2020", "lab"))
     grid = {j.tag("window"): j for j in jobs if j.kind == "static" and j.tag("size") == "200k"
             and j.tag("seed") == "0" and j.config.static.method == "word2vec_sg"}
     assert {w: j.config.static.window for w, j in grid.items()} == {"full": 5, "128": 128, "256": 256}
