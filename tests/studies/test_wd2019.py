@@ -49,10 +49,12 @@ def test_test_scale_runs_every_part_of_the_grid(run):
     langid = [r for r in rows if r.task == "langid"]
     expected = [(mode, layer) for mode in ("probe", "random_init") for layer in range(3)]
     assert sorted((r.mode, r.extra["layer"]) for r in langid) == expected
-    # every fine-tuned model is selected on the source dev set (no target data)
+    # every zero-shot model is selected on the source dev set (no target data); an in-language one on its own
     for job in transfers:
         if job.config.mode != "majority":
-            assert [(f.lang, f.split) for f in job.config.evaluate if f.split == "dev"] == [("src", "dev")]
+            train = job.config.train[0].lang
+            assert train == "src" or job.tag("strategy") == "in-language"
+            assert [(f.lang, f.split) for f in job.config.evaluate if f.split == "dev"] == [(train, "dev")]
 
 
 def test_overlap_matches_an_independent_count(run):
@@ -89,7 +91,7 @@ def test_correlations_match_scipy_on_the_rows(run):
     rows = ctx.results.query(study="wd2019")
     overlap = {r.test_lang: r.value for r in rows if r.task == "overlap" and r.metric == "p_token"}
     main = {"ner": "f1_repaired", "upos": "accuracy", "parse": "las_nopunct"}  # the paper repairs NER (§5.1)
-    finetune = [j for j in study_jobs(spec) if j.kind == "transfer" and j.config.mode == "finetune"
+    finetune = [j for j in study_jobs(spec) if j.kind == "transfer" and j.tag("strategy") == "fine-tune all"
                 and not j.config.gold_upos]
     assert len(finetune) == 5
     artifacts = {j.config.task: str(ctx.store.workdir / "transfer" / job_hash(j, ctx.store)) for j in finetune}
@@ -133,6 +135,26 @@ def test_report_has_the_papers_tables_and_scorecard(run):
     assert f"| encoder + gold UPOS (paper, mBERT(Z+POS)) | 82.2 | — | — | — | {las['mBERT(Z+POS)']:g} |" in text
     assert f"| Δ (paper) | +0.9 | — | — | — | {las['mBERT(Z+POS)'] - las['mBERT(Z)']:+.1f} |" in text
     assert "| fine-tune all (paper) | 97.1 | 81.3 | 84.3 | 54.2 |" in text  # Tables 5 and 6
+    # in-language rows (Tables 2, 4, 5, 6's mBERT(S)): each target's cell is its own in-language run's score, the
+    # source's the zero-shot run's, avg the mean over the targets; the paper's in-language row stands under ours
+    rows = ctx.results.query(study="wd2019")
+    jobs = [j for j in study_jobs(spec) if j.kind == "transfer" and j.tag("strategy") == "in-language"]
+    assert {(j.config.task, j.config.train[0].lang) for j in jobs} == {
+        (t, l) for t in ("mldoc", "ner", "upos", "parse") for l in LANGS[1:]}
+    for job in jobs:
+        lang = job.config.train[0].lang
+        assert [(f.lang, f.split) for f in job.config.evaluate] == [(lang, "dev"), (lang, "test")]
+    where = {j.config.train[0].lang: str(ctx.store.workdir / "transfer" / job_hash(j, ctx.store))
+             for j in jobs if j.config.task == "upos"}
+    own = {l: next(r.value for r in rows if r.artifact == a and r.metric == "accuracy" and r.split == "test")
+           for l, a in where.items()}
+    line = next(l for l in text.splitlines() if l.startswith("| POS | accuracy | encoder, in-language |"))
+    assert line.split(" | ")[4:] == [f"{100 * own[l]:.1f}" for l in LANGS[1:]] + \
+        [f"{100 * np.mean(list(own.values())):.1f} |"]
+    paper = [published.number("Table 4", "In language supervised learning: mBERT", c).value
+             for c in ("en", "Average (-en,-zh)")]
+    assert f"| NER (paper) | entity F1 | mBERT, in-language (Table 4) | {paper[0]:g} | — | — | — | {paper[1]:g} |" \
+        in text
     page = html.read_text()
     assert page.count("<table>") == 7 and page.count("data:image/png;base64,") == 2  # Fig. 2 and Fig. 3
 
@@ -215,7 +237,7 @@ def test_scorecard_verdicts_follow_from_the_rows(run):
 
     spec, ctx = run
     findings = spec_section(spec, "findings")
-    assert len(findings) == 27 and not any(f.get("own") for f in findings)
+    assert len(findings) == 28 and not any(f.get("own") for f in findings)
     text = write_report(spec, ctx)[0].read_text()
     card, rows = _card(text), study_rows(spec, ctx)
     assert set(card) == {f["id"] for f in findings}

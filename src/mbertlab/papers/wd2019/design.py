@@ -8,6 +8,8 @@ The grid, per seed:
   depth, {0, L/4, L/2, 3L/4} by default, tagged with the paper's n = 12k/L), feature-based (frozen encoder,
   scalar mix of every layer);
 - parsing with gold UPOS embeddings beside parsing without;
+- optionally (`in_language`) each task fine-tuned and tested on every target's own data (the paper's
+  in-language supervised rows);
 - language identification from each layer's mean-pooled vectors (with a randomly initialised encoder of
   the same shape as a control);
 - subword overlap (p_type, p_token) of each target with the source under the encoder's tokenizer, and its
@@ -31,7 +33,7 @@ from mbertlab.studies.spec import StudySpec
 
 Task = Literal["xnli", "mldoc", "ner", "upos", "parse"]
 Strategy = Literal["finetune", "freeze", "feature"]
-FINETUNE_ALL, FEATURE, MAJORITY = "fine-tune all", "feature-based", "majority"
+FINETUNE_ALL, FEATURE, MAJORITY, IN_LANGUAGE = "fine-tune all", "feature-based", "majority", "in-language"
 
 
 def freeze_label(level: int) -> str:
@@ -92,6 +94,9 @@ class Wd2019Settings(Config):
                                                       "over `finetune` (the paper tunes lr and batch per task).")
     feature_finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer keys over those of the "
                                              "feature-based strategy (the paper: Adam 1e-3, batch 32, BiLSTM d_h).")
+    in_language: list[Task] = Field(default_factory=list, description="Tasks also fine-tuned and tested on each "
+                                    "target's own data (the paper's in-language supervised rows: MLDoc, NER, POS "
+                                    "and parsing; its XNLI has none).")
     strategies: list[Strategy] = Field(default_factory=lambda: ["finetune", "freeze", "feature"], min_length=1)
     strategy_tasks: list[Task] | None = Field(None, description="Tasks of the strategy comparison "
                                               "(default: every task).")
@@ -202,6 +207,9 @@ def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str],
     if s.gold_upos and "parse" in s.tasks:
         jobs.append(_transfer(s, encoder, data, "parse", languages, seed, "finetune", {"gold_upos": True},
                               tags + (("strategy", FINETUNE_ALL),) + _pos_tag("parse", True)))
+    jobs += [_transfer(s, encoder, data, task, [lang], seed, "finetune", {},
+                       tags + (("strategy", IN_LANGUAGE),) + _pos_tag(task, False), train_lang=lang)
+             for task in s.in_language for lang in targets if task_file(s, data, lang, task, "train") is not None]
     with_text = text_languages(s, data, languages)
     if s.langid is not None and len(with_text) >= 2:
         for random_init in (False, True) if s.langid.random_init else (False,):
@@ -219,16 +227,19 @@ def _pos_tag(task: str, gold: bool) -> tuple:
 
 
 def _transfer(s: Wd2019Settings, encoder: Job | None, data: Job, task: str, languages: list[str], seed: int,
-              mode: str, keys: dict[str, Any], tags) -> Job:
-    """Trained on the source's train file; scores the source's dev file (the run selects its model there: the
-    zero-shot protocol, no target data) and every language's test file."""
+              mode: str, keys: dict[str, Any], tags, train_lang: str | None = None) -> Job:
+    """Trained on the source's train file (or `train_lang`'s: in-language); scores the training language's dev
+    file (the run selects its model there: the zero-shot protocol, no target data) and every language's test
+    file."""
     from mbertlab.config import deep_merge
     from mbertlab.transfer.config import TransferConfig
 
-    train = task_file(s, data, s.source, task, "train")
+    train_lang = train_lang or s.source
+    train = task_file(s, data, train_lang, task, "train")
     if train is None:
-        raise ConfigError(f"key 'data.languages.{s.source}.tasks.{task}.train': the source needs a training file")
-    dev = task_file(s, data, s.source, task, "dev") if mode != "majority" else None
+        raise ConfigError(f"key 'data.languages.{train_lang}.tasks.{task}.train': the training language needs a "
+                          "training file")
+    dev = task_file(s, data, train_lang, task, "dev") if mode != "majority" else None
     tests = [f for f in (task_file(s, data, l, task, "test") for l in languages) if f is not None]
     settings = deep_merge(s.finetune, s.task_finetune.get(task, {}))
     settings = {**(deep_merge(settings, s.feature_finetune) if mode == "feature" else settings), **keys}

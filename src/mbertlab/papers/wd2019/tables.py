@@ -7,9 +7,9 @@ target's own column when the study's languages are real ones the paper has."""
 from __future__ import annotations
 
 from mbertlab.report.render import Plot, Report
-from mbertlab.report.tables import Table, delta
-from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, encoder_depth, freeze_label, freeze_levels,
-                                           study_languages)
+from mbertlab.report.tables import Cell, Table, delta
+from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, IN_LANGUAGE, encoder_depth, freeze_label,
+                                           freeze_levels, study_languages)
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
@@ -17,6 +17,7 @@ from mbertlab.transfer.tasks import get_task
 
 SOURCE_NOTE = "selected on the source dev set (no target data)"
 ZERO_SHOT = "Zero-shot cross-lingual transfer: mBERT"
+IN_LANGUAGE_ROW = "In language supervised learning: mBERT"  # Tables 2, 4, 5; Table 6 has a column, mBERT(S)
 # task -> (the paper's table, its Average column); Table 6 has a row per language and a column per model
 PAPER_TABLE = {"mldoc": ("Table 2", "Average"), "xnli": ("Table 3", "Average"), "ner": ("Table 4", "Average (-en,-zh)"),
                "upos": ("Table 5", "Average (-en)"), "parse": ("Table 6", "AVER")}
@@ -25,16 +26,17 @@ PAPER_NOTE = ("'(paper)' rows: Wu & Dredze 2019's mBERT on real languages (Engli
               "generated targets have no counterpart in the paper (—).")
 
 
-def paper_cell(task: str, lang: str, source: str, model: str = "mBERT(Z) LAS") -> str:
+def paper_cell(task: str, lang: str, source: str, model: str = "mBERT(Z) LAS", in_language: bool = False) -> str:
     """The paper's number for one of our cells: our source is its English, our avg its Average column, a real
-    target its own column; '—' where the paper has none. `model`: Table 6's column for parsing."""
+    target its own column; '—' where the paper has none. `model`: Table 6's column for parsing (its supervised
+    column, mBERT(S), with `in_language`)."""
     table, average = PAPER_TABLE[task]
     column = "en" if lang == source else average if lang == "avg" else lang
     published = load_published("wd2019")
     if task == "parse":  # Table 6 stars the languages whose baseline is delexicalised (zh*, ja*)
-        row = "AVER" if lang == "avg" else column
+        row, model = "AVER" if lang == "avg" else column, "mBERT(S) LAS" if in_language else model
         return next((c for c in (published.cell(table, r, model) for r in (row, row + "*")) if c != "—"), "—")
-    return published.cell(table, ZERO_SHOT, column)
+    return published.cell(table, IN_LANGUAGE_ROW if in_language else ZERO_SHOT, column)
 
 
 def wd2019_report(spec: StudySpec, store, results) -> Report:
@@ -77,8 +79,27 @@ def _zero_shot_table(s, rows, targets, main, strategy) -> Table:
                 body.append([f"{get_task(task).title} (paper)", get_task(task).metric_title,
                              f"mBERT, fine-tune all ({PAPER_TABLE[task][0]})"] +
                             [paper_cell(task, lang, s.source) for lang in [s.source, *targets, "avg"]])
+        if task in s.in_language:
+            body += _in_language_rows(s, rows, targets, main, task)
     return Table(f"Zero-shot transfer from {s.source} (Wu & Dredze 2019 Tables 2-6 layout)", columns, body,
-                 note=PAPER_NOTE)
+                 note=PAPER_NOTE + " 'in-language': fine-tuned, selected and tested on the language's own data "
+                                   "(the source's is the zero-shot run's); its avg is the mean over the targets.")
+
+
+def _in_language_rows(s, rows, targets, main, task: str) -> list[list]:
+    """The paper's in-language supervised rows: each target fine-tuned on its own data, then the paper's."""
+    metric, title = main[task], get_task(task)
+    own = rows.select("transfer", task=task, strategy=IN_LANGUAGE, **_no_gold(task))
+    source = rows.select("transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task))
+    score = {(r.seed, r.test_lang): r.value for r in own if r.metric == metric and r.split == "test"}
+    seeds = sorted({seed for seed, _ in score})
+    avg = Cell([sum(score[seed, t] for t in targets) / len(targets) for seed in seeds
+                if all((seed, t) in score for t in targets)], scale=100.0, digits=1)
+    ours = ([title.title, title.metric_title, "encoder, in-language", lang_cell(source, metric, s.source)]
+            + [lang_cell(own, metric, lang) for lang in targets] + [avg])
+    paper = ([f"{title.title} (paper)", title.metric_title, f"mBERT, in-language ({PAPER_TABLE[task][0]})"]
+             + [paper_cell(task, lang, s.source, in_language=True) for lang in [s.source, *targets, "avg"]])
+    return [ours, paper]
 
 
 def _no_gold(task: str) -> dict[str, str]:
