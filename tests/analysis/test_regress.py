@@ -56,3 +56,25 @@ def test_table_from_results_takes_factors_from_extra_and_language_rows():
                    {"f1": 0.7, "log2:train_size": 3.0, "wiki_size": 4.0}]
     with pytest.raises(ConfigError):
         table_from_results(scores, wiki + [ResultRow("wiki_size", 5.0, test_lang="de")], "f1", ["wiki_size"])
+
+
+def test_nested_tests_equal_statsmodels_and_name_known_factors():
+    from mbertlab.analysis.regress import RegressConfig, lr_rows
+
+    rows, a, b, y = _rows(60, seed=5)
+    stat, p, df = sm.OLS(y, sm.add_constant(np.column_stack([a, b]))).fit().compare_lr_test(
+        sm.OLS(y, sm.add_constant(a)).fit())
+    got = {r.metric: r for r in lr_rows(fit_ols(rows, "y", ["a"]), fit_ols(rows, "y", ["a", "b"]))}
+    assert got["lr_test"].value == pytest.approx(stat) and got["lr_p_value"].value == pytest.approx(p)
+    assert got["lr_p_value"].extra["added"] == "b" and got["lr_test"].extra["df"] == df
+    config = RegressConfig(task="ner", metric="f1", factors=["a", "b", "c"], multivariate=["a", "b"],
+                           nested=[{"restricted": ["a"], "full": ["a", "c"]}])
+    assert config.nested[0].full == ["a", "c"]
+    with pytest.raises(ValueError, match="not among"):
+        RegressConfig(task="ner", metric="f1", factors=["a"], nested=[{"restricted": ["a"], "full": ["a", "z"]}])
+    with pytest.raises(ValueError, match="proper subset"):
+        RegressConfig(task="ner", metric="f1", factors=["a", "b", "c"],
+                      nested=[{"restricted": ["b"], "full": ["a", "c"]}])
+    # left at their defaults they stay out of the hash, so older regression artifacts keep theirs
+    assert RegressConfig(task="ner", metric="f1", factors=["a"]).model_dump() == \
+        {"task": "ner", "metric": "f1", "factors": ["a"], "split": "test", "alpha": 0.05}

@@ -34,6 +34,17 @@ def test_spec_validates_at_every_scale_with_the_whole_grid():
     # paper: 5 checkpoints (every 23k of 115k steps)
     assert kinds["lab"]["wd2020_checkpoint"] == 3 * 2 * 4 and kinds["paper"]["wd2020_checkpoint"] == 3 * 2 * 5
     assert kinds["lab"]["wd2020_regress"] == 3 and kinds["lab"]["wd2020_sizes"] == 1
+    # Table 2 as the paper fits it: three univariate factors, training size + WikiSize together, and the
+    # likelihood-ratio test of adding training vocabulary to training size (§5.1)
+    for scale in ("lab", "paper"):
+        jobs = study_jobs(load_spec("wd2020", scale))
+        for regress in (j for j in jobs if j.kind == "wd2020_regress"):
+            assert regress.config.factors == ["wikisize", "log2:train_sentences", "log2:train_vocab"]
+            assert regress.config.multivariate == ["log2:train_sentences", "wikisize"]
+            assert [(t.restricted, t.full) for t in regress.config.nested] == \
+                [(["log2:train_sentences"], ["log2:train_sentences", "log2:train_vocab"])]
+        (sizes,) = [j for j in jobs if j.kind == "wd2020_sizes"]
+        assert {t.format for lang in sizes.config.languages for t in lang.tasks} == {"conllu", "ner"}
     pretrains = [j for j in study_jobs(load_spec("wd2020", "lab")) if j.kind == "pretrain"]
     assert all(j.config.keep_checkpoints >= 4 for j in pretrains)
     multi = [j for j in pretrains if j.tag("encoder") == "multilingual"]
@@ -75,6 +86,22 @@ def test_coverage_curve_and_sentence_count_by_hand(tmp_path):
     path = tmp_path / "ner.txt"
     path.write_text("-DOCSTART- O\n\n# c\nA B-PER\nb O\n\n\nc O\n\nd O\n", encoding="utf-8")
     assert count_sentences(path) == 3
+
+
+def test_training_vocabulary_counts_word_forms_by_hand(tmp_path):
+    """Word types of the first `cap` sentences: CoNLL-U's FORM of word lines (a multiword range and an empty
+    node are not words), the first column of NER files (-DOCSTART- and comments skipped)."""
+    from mbertlab.corpus.stats import count_word_types
+
+    conllu = tmp_path / "t.conllu"
+    conllu.write_text("# sent_id = 1\n1-2\tdel\t_\t_\t_\t_\t_\t_\t_\t_\n1\tde\t_\tADP\t_\t_\t0\troot\t_\t_\n"
+                      "2\tel\t_\tDET\t_\t_\t1\tdet\t_\t_\n2.1\tghost\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+                      "1\tel\t_\tDET\t_\t_\t0\troot\t_\t_\n\n1\tsolo\t_\tX\t_\t_\t0\troot\t_\t_\n\n",
+                      encoding="utf-8")
+    assert count_word_types(conllu, "conllu") == 3 and count_word_types(conllu, "conllu", cap=2) == 2
+    ner = tmp_path / "ner.txt"
+    ner.write_text("-DOCSTART- O\n\n# c\nA B-PER\nb O\nA O\n\nc O\n\nd O\n", encoding="utf-8")
+    assert count_word_types(ner, "ner") == 4 and count_word_types(ner, "ner", cap=1) == 2
 
 
 def test_missing_checkpoint_names_what_was_kept(tmp_path):
@@ -244,7 +271,7 @@ CLAIMS = {
 }
 UNTESTED = {"mbert-vs-baselines", "more-data-or-efficiency", "bottom-below-no-pretraining", "caution-low-resource",
             "high-worse-than-mono"}
-FACTORS = ("wikisize", "log2:train_sentences")
+FACTORS = ("wikisize", "log2:train_sentences", "log2:train_vocab")
 
 
 def _pick(rows, task: str, tags: dict) -> list[float]:
@@ -274,6 +301,9 @@ def _expected(rows) -> dict[str, str]:
                                  ("factors-positive", "coef", lambda v: v > 0)):
         found = [fits.get(f"{metric}:{f}") for f in FACTORS]
         out[name] = "not run" if None in found else "holds" if all(map(passes, found)) else "does not hold"
+    lr = [r.value for r in rows if r.task == "ner" and r.metric == "lr_p_value" and r.extra.get("added") ==
+          "log2:train_vocab"]
+    out["vocab-adds-nothing"] = "not run" if not lr else "holds" if lr[0] > 0.05 else "does not hold"
     return out | {name: "not run" for name in UNTESTED}
 
 
@@ -287,7 +317,9 @@ def _three_seeds(rows):
             out += [replace(r, value=r.value + rng.normal(0, 0.03), extra={**r.extra, "seed": s}) for s in "12"]
         if r.mode == "univariate" and r.metric in ("p_value:wikisize", "coef:wikisize"):
             value = 0.01 if r.metric.startswith("p_value") else -0.2
-            out.append(replace(r, metric=r.metric.replace("wikisize", "log2:train_sentences"), value=value))
+            out += [replace(r, metric=r.metric.replace("wikisize", f), value=value) for f in FACTORS[1:]]
+        if r.task == "ner" and r.metric == "alpha":  # the likelihood-ratio test the test scale cannot fit
+            out.append(replace(r, metric="lr_p_value", value=0.4, mode="lr", extra={"added": "log2:train_vocab"}))
     return out
 
 

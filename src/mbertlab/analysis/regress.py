@@ -16,21 +16,49 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_serializer, model_validator
 from scipy import stats
 
-from mbertlab.config import Config
+from mbertlab.config import Config, omit_defaults
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow, ResultsDB
+
+
+class NestedTest(Config):
+    """A likelihood-ratio test: does adding factors to the restricted model improve it?"""
+    restricted: list[str] = Field(min_length=1)
+    full: list[str] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _nested(self):
+        if not set(self.restricted) < set(self.full):
+            raise ValueError(f"restricted {self.restricted} must be a proper subset of full {self.full}")
+        return self
 
 
 class RegressConfig(Config):
     task: str
     metric: str = Field(description="The score regressed, e.g. f1 for NER.")
     factors: list[str] = Field(min_length=1, description="Factor rows' metrics; 'log2:NAME' takes log2.")
+    multivariate: list[str] | None = Field(None, description="The factors of the multivariate fit (default: all); "
+                                           "Wu & Dredze 2020 leave training vocabulary out of theirs.")
+    nested: list[NestedTest] = Field(default_factory=list, description="Likelihood-ratio tests besides each "
+                                     "univariate model against the multivariate one.")
     split: str = "test"
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level written beside the p-values.")
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("multivariate", "nested"))
+
+    @model_validator(mode="after")
+    def _known_factors(self):
+        unknown = sorted({f for f in [*(self.multivariate or []), *(f for t in self.nested for f in t.full)]}
+                         - set(self.factors))
+        if unknown:
+            raise ValueError(f"factors {unknown} of the multivariate fit or a nested test are not among {self.factors}")
+        return self
 
 
 @dataclass
@@ -122,6 +150,15 @@ def table_from_results(score_rows: list, factor_rows: list, score: str, factors:
     return [{score: r.value, **{f: _factor_value(f, r, lookup) for f in factors}} for r in score_rows]
 
 
+def lr_rows(restricted: OLSFit, full: OLSFit, study: str = "") -> list:
+    """The likelihood-ratio statistic (lr_test) and its p-value (lr_p_value) of `restricted` inside `full`."""
+    test = lr_test(restricted, full)
+    extra = {"restricted": restricted.factors, "full": full.factors, "p_value": test.p_value, "df": test.df_diff,
+             "added": "+".join(f for f in full.factors if f not in restricted.factors)}
+    return [ResultRow(metric="lr_test", value=test.statistic, study=study, task="regress", mode="lr", extra=extra),
+            ResultRow(metric="lr_p_value", value=test.p_value, study=study, task="regress", mode="lr", extra=extra)]
+
+
 def regression_rows(fits: list[OLSFit], full: OLSFit, study: str = "") -> list:
     """ResultRows: coef:<factor> per fit (mode univariate / multivariate), r2, and lr_test of each
     univariate model against the full one."""
@@ -135,10 +172,7 @@ def regression_rows(fits: list[OLSFit], full: OLSFit, study: str = "") -> list:
         rows.append(ResultRow(metric="r2", value=fit.r2, study=study, task="regress", mode=mode, extra=info))
     for fit in fits:
         if set(fit.factors) < set(full.factors):
-            test = lr_test(fit, full)
-            rows.append(ResultRow(metric="lr_test", value=test.statistic, study=study, task="regress",
-                                  mode="lr", extra={"restricted": fit.factors, "full": full.factors,
-                                                    "p_value": test.p_value, "df": test.df_diff}))
+            rows += lr_rows(fit, full, study)
     return rows
 
 
@@ -153,11 +187,14 @@ def regress_into(config: RegressConfig, sizes_dir: Path, transfer_dirs: list[Pat
         raise DataError(results.path, None, f"regression of {config.task} {config.metric}: no in-language rows")
     factor_rows = [r for r in results.query(artifact=str(sizes_dir)) if r.task in ("", config.task)]
     table = table_from_results(scores, factor_rows, config.metric, config.factors)
-    fits, full = univariate(table, config.metric, config.factors), fit_ols(table, config.metric, config.factors)
+    fits = univariate(table, config.metric, config.factors)
+    full = fit_ols(table, config.metric, config.multivariate or config.factors)
     where = str(final_path(out))
     common = {"study": study, "task": config.task, "artifact": where, "config_hash": final_path(out).name,
               "split": config.split}
-    rows = [replace(r, **common, extra={**r.extra, "regress": True}) for r in regression_rows(fits, full)]
+    nested = [r for t in config.nested for r in lr_rows(fit_ols(table, config.metric, t.restricted),
+                                                         fit_ols(table, config.metric, t.full))]
+    rows = [replace(r, **common, extra={**r.extra, "regress": True}) for r in regression_rows(fits, full) + nested]
     for fit in [*fits, full]:
         mode = "multivariate" if fit is full else "univariate"
         rows += [ResultRow(metric=f"p_value:{c.name}", value=c.p_value, mode=mode, extra={"factors": fit.factors},

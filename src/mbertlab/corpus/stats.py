@@ -1,14 +1,15 @@
 """Corpus statistics: sentences, tokens, characters, bytes, MB and WikiSize (log2 MB, Wu & Dredze 2020's
 measure of a language's resources) of a text, counted the same way wherever a corpus is written; and the
 sizes stage, which turns a corpus's `stats.json` into results rows — each language's WikiSize, MB and
-sentences plus each task's training sentences — so the factors of Wu & Dredze's Table 2 regression are
-recorded rather than typed.
+sentences plus each task's training sentences and word types — so the factors of Wu & Dredze's Table 2
+regression are recorded rather than typed.
 """
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -22,6 +23,8 @@ class TaskTrainFile(Config):
     task: str
     path: str = Field(description="Training file, relative to the task-data artifact.")
     cap: int | None = Field(None, description="The transfer stage's max_train_sentences for this language.")
+    format: Literal["conllu", "ner", "udpos"] | None = Field(None, description="Its column format: set, the stage "
+                                                             "also counts the word types of those sentences.")
 
 
 class SizeLanguage(Config):
@@ -75,6 +78,32 @@ def count_sentences(path: Path) -> int:
     return blocks
 
 
+def count_word_types(path: Path, fmt: str, cap: int | None = None) -> int:
+    """Distinct word forms of the first `cap` sentences of a column file (Wu & Dredze 2020's training
+    vocabulary): CoNLL-U's FORM of word lines (not multiword ranges or empty nodes), else the first column."""
+    types: set[str] = set()
+    sentences, inside = 0, False
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            text = line.strip()
+            if not text:
+                inside = False
+                continue
+            if text.startswith("#") or text.startswith("-DOCSTART-"):
+                continue
+            if not inside:
+                if cap is not None and sentences == cap:
+                    break
+                sentences, inside = sentences + 1, True
+            cols = line.rstrip("\n").split("\t") if fmt == "conllu" else text.split()
+            if fmt == "conllu":
+                if len(cols) > 1 and cols[0].isdigit():
+                    types.add(cols[1])
+            else:
+                types.add(cols[0])
+    return len(types)
+
+
 def sizes_into(config: SizesConfig, corpus: Artifact, data: Artifact, out: Path, results: ResultsDB,
                study: str) -> None:
     """`sizes.json` and one results row per language and measure, read from `corpus`'s statistics and
@@ -90,6 +119,9 @@ def sizes_into(config: SizesConfig, corpus: Artifact, data: Artifact, out: Path,
         for task in lang.tasks:
             n = count_sentences(data.path / task.path)
             table[lang.name][f"train_sentences:{task.task}"] = min(n, task.cap) if task.cap else n
+            if task.format is not None:
+                table[lang.name][f"train_vocab:{task.task}"] = count_word_types(data.path / task.path, task.format,
+                                                                               task.cap)
     for lang, values in table.items():
         for key, value in values.items():
             metric, _, task = key.partition(":")

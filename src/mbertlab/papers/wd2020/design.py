@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from mbertlab.analysis.regress import NestedTest
 from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TASK_FILES
@@ -56,10 +57,23 @@ class Curve(Config):
 
 
 class Regression(Config):
+    """Table 2: univariate fits on each factor, a multivariate fit, and likelihood-ratio tests of nested fits."""
     factors: list[str] = Field(default_factory=lambda: ["wikisize", "log2:train_sentences"],
-                               description="Rows of the sizes stage: wikisize, mb, sentences, train_sentences.")
+                               description="Rows of the sizes stage: wikisize, mb, sentences, train_sentences, "
+                               "train_vocab (word types of the task's training data).")
+    multivariate: list[str] | None = Field(None, description="Factors of the multivariate fit (the paper's: "
+                                           "training size and WikiSize); null: every factor.")
+    nested: list[NestedTest] = Field(default_factory=list, description="Likelihood-ratio tests (the paper's: "
+                                     "training vocabulary added to training size).")
     encoder: Encoder = "multilingual"
     alpha: float = 0.05
+
+    @model_validator(mode="after")
+    def _known_factors(self):
+        named = {*(self.multivariate or []), *(f for t in self.nested for f in t.full)}
+        if not named <= set(self.factors):
+            raise ValueError(f"{sorted(named - set(self.factors))}: not among the factors {self.factors}")
+        return self
 
 
 class Wd2020Settings(Config):
@@ -161,7 +175,7 @@ def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
     langs = []
     for lang in s.languages:
         tasks = [{"task": t, "path": TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
-                  "cap": _finetune(s, lang).get("max_train_sentences")}
+                  "cap": _finetune(s, lang).get("max_train_sentences"), "format": TASK_FILES[data.kind][t][1]}
                  for t in s.tasks if has_task(data, t, lang.name)]
         langs.append({"name": lang.name, "tasks": tasks})
     return Job("wd2020_sizes", SizesConfig(languages=langs), (text, data), label="sizes (WikiSize)")
@@ -262,8 +276,9 @@ def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> lis
     for task in s.tasks:
         scored = [j for j in transfers if j.tag("task") == task]
         if scored:
-            config = RegressConfig(task=task, metric=get_task(task).reported(repair=True), factors=s.regression.factors,
-                                   alpha=s.regression.alpha)
+            r = s.regression
+            config = RegressConfig(task=task, metric=get_task(task).reported(repair=True), factors=r.factors,
+                                   multivariate=r.multivariate, nested=r.nested, alpha=r.alpha)
             jobs.append(Job("wd2020_regress", config, (sizes, *scored), label=f"regression {task}",
                             tags=(("task", task), ("encoder", s.regression.encoder))))
     return jobs
