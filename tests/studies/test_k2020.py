@@ -37,7 +37,9 @@ def test_every_factor_reaches_the_stage_configs():
     base = _jobs(spec, "pretrain", "Fake-English")[0].config
     assert base.permute == {} and (base.model.layers, base.model.heads, base.model.hidden) == (4, 2, 128)
     for name, p in (("permuted p=0.25", 0.25), ("permuted p=0.5", 0.5), ("permuted p=1", 1.0)):
-        assert {j.config.permute["fake"] for j in _jobs(spec, "pretrain", name)} == {p}
+        # both languages, as the paper's §3.2.2 ("We permute both source (Fake-English) and target language")
+        assert {tuple(sorted(j.config.permute.items())) for j in _jobs(spec, "pretrain", name)} == \
+            {(("fake", p), ("src", p))}
     shapes = {"depth 1/4": (1, 2, 128), "depth 1/2": (2, 2, 128), "heads 1/2": (4, 1, 128), "heads x2": (4, 4, 128),
               "hidden 1/2": (4, 2, 64), "hidden x2": (4, 2, 256)}
     for name, shape in shapes.items():
