@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import islice
 from pathlib import Path
-from typing import Literal
+from typing import Iterator, Literal
 
 from pydantic import Field
 
@@ -65,42 +66,38 @@ def text_stats(path: str | Path) -> dict:
     return add_sizes(s)
 
 
-def count_sentences(path: Path) -> int:
-    """Blank-line separated blocks of a CoNLL-U / NER column / UPOS TSV file (comments and -DOCSTART- skipped)."""
-    blocks, inside = 0, False
+def _sentences(path: Path) -> Iterator[list[str]]:
+    """The token lines of each blank-line separated block of a CoNLL-U / NER column / UPOS TSV file
+    (comments and -DOCSTART- skipped; a block of only those is no sentence)."""
+    lines: list[str] = []
     with path.open(encoding="utf-8") as f:
         for line in f:
             text = line.strip()
             if not text:
-                inside = False
-            elif not text.startswith("#") and not text.startswith("-DOCSTART-") and not inside:
-                blocks, inside = blocks + 1, True
-    return blocks
+                if lines:
+                    yield lines
+                lines = []
+            elif not text.startswith("#") and not text.startswith("-DOCSTART-"):
+                lines.append(line.rstrip("\n"))
+    if lines:
+        yield lines
+
+
+def count_sentences(path: Path) -> int:
+    """Blank-line separated blocks of a CoNLL-U / NER column / UPOS TSV file (comments and -DOCSTART- skipped)."""
+    return sum(1 for _ in _sentences(path))
 
 
 def count_word_types(path: Path, fmt: str, cap: int | None = None) -> int:
     """Distinct word forms of the first `cap` sentences of a column file (Wu & Dredze 2020's training
     vocabulary): CoNLL-U's FORM of word lines (not multiword ranges or empty nodes), else the first column."""
     types: set[str] = set()
-    sentences, inside = 0, False
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            text = line.strip()
-            if not text:
-                inside = False
-                continue
-            if text.startswith("#") or text.startswith("-DOCSTART-"):
-                continue
-            if not inside:
-                if cap is not None and sentences == cap:
-                    break
-                sentences, inside = sentences + 1, True
-            cols = line.rstrip("\n").split("\t") if fmt == "conllu" else text.split()
-            if fmt == "conllu":
-                if len(cols) > 1 and cols[0].isdigit():
-                    types.add(cols[1])
-            else:
-                types.add(cols[0])
+    for sentence in islice(_sentences(path), cap):
+        for line in sentence:
+            if fmt != "conllu":
+                types.add(line.split()[0])
+            elif len(cols := line.split("\t")) > 1 and cols[0].isdigit():
+                types.add(cols[1])
     return len(types)
 
 
