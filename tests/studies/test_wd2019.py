@@ -58,29 +58,51 @@ def test_test_scale_runs_every_part_of_the_grid(run):
 
 
 def test_overlap_matches_an_independent_count(run):
-    """p_type / p_token recomputed from the tokenizer's own token ids (not its piece strings)."""
+    """p_type / p_token per task (§5.4: the source's training set vs each target's test set), recomputed from
+    the raw files (CoNLL-U FORM column, XNLI's two sentence columns) and the tokenizer's own token ids (not its
+    piece strings), with the test scale's caps of 60 training and 20 test examples."""
+    import csv
+
     from tokenizers import Tokenizer
 
     spec, ctx = run
-    rows = [r for r in ctx.results.query(study="wd2019") if r.task == "overlap"]
+    rows = [r for r in ctx.results.query(study="wd2019") if r.mode == "overlap"]
+    assert {r.task for r in rows} == set(TASKS) and {r.split for r in rows} == {"test"}
     pretrain = next((ctx.store.workdir / "pretrain").glob("[0-9a-f]*"))
     tok = Tokenizer.from_file(str(pretrain / "model" / "tokenizer.json"))
-    text = next((ctx.store.workdir / "generate").glob("[0-9a-f]*"))
+    data = next((ctx.store.workdir / "generate").glob("[0-9a-f]*"))
     specials = {0, 1, 2, 3, 4}  # [PAD] [UNK] [CLS] [SEP] [MASK]
 
-    def ids(lang):
-        lines = [l.strip() for l in (text / lang / "text" / "train.txt").read_text().splitlines() if l.strip()][:100]
-        return [i for line in lines for i in tok.encode(line, add_special_tokens=False).ids if i not in specials]
+    def conllu(lang, split, cap):
+        sentences, words = [], []
+        for line in (data / lang / "ud" / f"{split}.conllu").read_text().splitlines():
+            cols = line.split("\t")
+            if not line.strip() and words:
+                sentences.append(" ".join(words))
+                words = []
+            elif len(cols) == 10 and cols[0].isdigit():
+                words.append(cols[1])
+        return (sentences + ([" ".join(words)] if words else []))[:cap]
 
-    source = set(ids("src"))
-    for lang in LANGS[1:]:
-        target = ids(lang)
-        p_type = len(set(target) & source) / len(set(target))
-        p_token = sum(i in source for i in target) / len(target)
-        got = {r.metric: r.value for r in rows if r.test_lang == lang}
-        assert got == pytest.approx({"p_type": p_type, "p_token": p_token})
-    values = {r.test_lang: r.value for r in rows if r.metric == "p_type"}
-    assert values["fake"] == 0.0 and values["s75"] > values["s25"] > 0.0
+    def xnli(lang, split, cap):
+        with (data / "xnli" / f"{lang}.{split}.tsv").open() as f:
+            pairs = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[:cap]
+        return [p[k] for p in pairs for k in ("sentence1", "sentence2")]
+
+    def ids(texts):
+        return [i for t in texts for i in tok.encode(t, add_special_tokens=False).ids if i not in specials]
+
+    for task, read in (("upos", conllu), ("parse", conllu), ("xnli", xnli)):
+        source = set(ids(read("src", "train", 60)))
+        for lang in LANGS[1:]:
+            target = ids(read(lang, "test", 20))
+            p_type = len(set(target) & source) / len(set(target))
+            p_token = sum(i in source for i in target) / len(target)
+            got = {r.metric: r.value for r in rows if r.task == task and r.test_lang == lang}
+            assert got == pytest.approx({"p_type": p_type, "p_token": p_token}), (task, lang)
+    values = {(r.task, r.test_lang): r.value for r in rows if r.metric == "p_type"}
+    assert all(values[(t, "fake")] == 0.0 for t in TASKS)  # a disjoint script shares no subword
+    assert all(values[(t, "s75")] > values[(t, "s25")] > 0.0 for t in TASKS)
 
 
 def test_correlations_match_scipy_on_the_rows(run):
@@ -89,7 +111,7 @@ def test_correlations_match_scipy_on_the_rows(run):
 
     spec, ctx = run
     rows = ctx.results.query(study="wd2019")
-    overlap = {r.test_lang: r.value for r in rows if r.task == "overlap" and r.metric == "p_token"}
+    overlap = {(r.task, r.test_lang): r.value for r in rows if r.mode == "overlap" and r.metric == "p_token"}
     main = {"ner": "f1_repaired", "upos": "accuracy", "parse": "las_nopunct"}  # the paper repairs NER (§5.1)
     finetune = [j for j in study_jobs(spec) if j.kind == "transfer" and j.tag("strategy") == "fine-tune all"
                 and not j.config.gold_upos]
@@ -100,8 +122,8 @@ def test_correlations_match_scipy_on_the_rows(run):
     checked = 0
     for task, metric in main.items():
         scores = {r.test_lang: r.value for r in rows if r.artifact == artifacts[task] and r.metric == metric
-                  and r.split == "test" and r.test_lang in overlap}
-        xs = [overlap[l] for l in LANGS[1:]]
+                  and r.split == "test"}
+        xs = [overlap[(task, l)] for l in LANGS[1:]]
         ys = [scores[l] for l in LANGS[1:]]
         if np.ptp(ys) == 0:
             assert (task, "pearson_r") not in correl  # undefined r: no row, never a made-up value
@@ -120,7 +142,7 @@ def test_report_has_the_papers_tables_and_scorecard(run):
                    "| strategy | POS src | Parsing src | POS avg | Parsing avg |",
                    "| model | src (source) | s75 | s25 | fake | avg |",
                    "| layer | pretrained encoder | random init | paper (mBERT, Fig. 2) |",
-                   "| target | p_type | p_token | XNLI zero-shot | MLDoc zero-shot | NER zero-shot | POS zero-shot |",
+                   "| task | target | p_type | p_token | zero-shot |",
                    "| task | r (p_type) | null 95th pct (p_type) | r (p_token) | null 95th pct (p_token) | n |"):
         assert header in text, header
     for row in ("| fine-tune all |", "| freeze 0 |", "| freeze 0-1 |", "| feature-based |", "| 0 (embeddings) |",
@@ -265,7 +287,7 @@ def test_hf_encoder_directory_replaces_pretraining(run, tmp_path):
     for f in model.iterdir():
         (encoder / f.name).write_bytes(f.read_bytes())
     sets = [f"encoder={encoder}", "pretrain={}", "tokenizer={}", "tasks=[upos]", "strategies=[finetune]",
-            "gold_upos=false", "langid=null", "overlap={sentences: 100}"]
+            "gold_upos=false", "langid=null"]
     spec = load_spec("wd2019", "test", sets)
     jobs = study_jobs(spec)
     assert {j.kind for j in jobs} == {"generate", "hf_encoder", "transfer", "overlap", "correlate"}
@@ -273,8 +295,9 @@ def test_hf_encoder_directory_replaces_pretraining(run, tmp_path):
     run_study(spec, ctx, jobs=1)
     hf = next((tmp_path / "work" / "hf_encoder").glob("[0-9a-f]*"))
     assert (hf / "model").resolve() == encoder.resolve()
-    ours = {(r.test_lang, r.metric): r.value for r in ctx.results.query() if r.task == "overlap"}
-    theirs = {(r.test_lang, r.metric): r.value for r in first.results.query() if r.task == "overlap"}
+    ours = {(r.test_lang, r.metric): r.value for r in ctx.results.query() if r.mode == "overlap"}
+    theirs = {(r.test_lang, r.metric): r.value for r in first.results.query()
+              if r.mode == "overlap" and r.task == "upos"}
     assert ours == theirs and len(ours) == 6
     assert {r.test_lang for r in ctx.results.query() if r.task == "upos" and r.split == "test"} == set(LANGS) | {"avg"}
     # a changed encoder directory is a different artifact
@@ -338,7 +361,7 @@ def test_real_task_files_with_an_existing_encoder(run, tmp_path, shared_data):
     spec_file = tmp_path / "wd2019-real.yaml"
     spec_file.write_text(yaml.safe_dump({
         "name": "wd2019-real", "design": "wd2019", "seeds": [0], "langid": {"sentences": 20},
-        "overlap": {"sentences": 100}, "finetune": {"epochs": 1, "batch_size": 16, "max_train_sentences": 60,
+        "finetune": {"epochs": 1, "batch_size": 16, "max_train_sentences": 60,
                                                   "max_eval_sentences": 20, "lstm_hidden": 16},
         "data": {"kind": "files", "root": str(shared_data), "languages": {
             "en": {"text": "raw_text/en.txt", "tasks": {
@@ -371,7 +394,8 @@ def test_real_task_files_with_an_existing_encoder(run, tmp_path, shared_data):
     # the English XNLI rows: dev = examples 2000.. of the file, selected on; no English test set listed
     xnli_en = {r.split for r in rows if r.task == "xnli" and r.test_lang == "en" and r.metric == "accuracy"}
     assert xnli_en == {"dev"}
-    assert {r.test_lang for r in rows if r.task == "overlap"} == {"es", "de"}
+    assert {(r.task, r.test_lang) for r in rows if r.mode == "overlap"} == \
+        {("xnli", "es"), ("xnli", "de"), ("ner", "es"), ("upos", "es"), ("upos", "de")}
     assert {r.extra["layer"] for r in rows if r.task == "langid"} == {0, 1, 2}
     # a missing file is named with its spec key before anything runs
     spec_file.write_text(spec_file.read_text().replace("es_gsd-ud-test", "es_missing-test"))
@@ -382,14 +406,19 @@ def test_real_task_files_with_an_existing_encoder(run, tmp_path, shared_data):
 def test_overlap_and_correlate_name_missing_inputs(run, tmp_path):
     from mbertlab.errors import DataError
     from mbertlab.analysis.correlate import CorrelateConfig, task_points
-    from mbertlab.analysis.overlap import language_pieces
+    from mbertlab.analysis.overlap import task_pieces
+    from mbertlab.transfer.adapter import adapter_for
+    from mbertlab.transfer.config import DataFile
     from mbertlab.transfer.tasks import TASKS
 
     _, ctx = run
-    transfer = next(p for p in (ctx.store.workdir / "transfer").glob("[0-9a-f]*")
-                    if json.loads((p / "config.json").read_text())["mode"] == "finetune")
-    with pytest.raises(DataError, match="no such text file"):
-        language_pieces(None, tmp_path / "missing.txt", 10)
+    folders = (ctx.store.workdir / "transfer").glob("[0-9a-f]*")
+    configs = {p: json.loads((p / "config.json").read_text()) for p in folders}
+    transfer = next(p for p, c in configs.items() if c["mode"] == "finetune" and c["train"][0]["lang"] == "src")
+    missing = DataFile(lang="s25", split="test", path="missing.conllu")
+    tokenizer = type("Tok", (), {"all_special_tokens": []})()
+    with pytest.raises(DataError, match="missing.conllu.*no such s25 test file"):
+        task_pieces(tokenizer, adapter_for("upos"), [missing], None, tmp_path)
     # a target the transfer tested but whose score is missing is an error, not a silently dropped point
     scores = json.loads((transfer / "scores.json").read_text())
     del scores["selected"]["scores"]["s25.test"]
@@ -397,7 +426,10 @@ def test_overlap_and_correlate_name_missing_inputs(run, tmp_path):
     broken.mkdir()
     (broken / "config.json").write_text((transfer / "config.json").read_text())
     (broken / "scores.json").write_text(json.dumps(scores))
+    tested = configs[transfer]["task"]
     overlap = {l: {"p_type": 0.5, "p_token": 0.5} for l in ("s75", "s25", "fake")}
     config = CorrelateConfig(metrics={name: task.metric for name, task in TASKS.items()})
     with pytest.raises(DataError, match="no test score for target 's25'"):
-        task_points(config, overlap, [broken])
+        task_points(config, {tested: overlap}, [broken])
+    with pytest.raises(DataError, match=f"no overlap statistics of task '{tested}'"):
+        task_points(config, {}, [transfer])

@@ -1,8 +1,8 @@
 """Pearson correlation between zero-shot scores and subword overlap (Wu & Dredze 2019 §5.4, Fig. 3).
 
 Two doors share one Pearson r (`pearson_r`) and one p-value (scipy's): `mbertlab analyze correlate` over
-results.db rows (`points_from_results`, `pearson`), and the `correlate` stage over an overlap artifact and
-transfer artifacts (`correlate_into`), which computes r per task and pooled over tasks (scores z-scored
+results.db rows (`points_from_results`, `pearson`), and the `correlate` stage over the overlap artifacts (one
+per task) and transfer artifacts (`correlate_into`), which computes r per task and pooled over tasks (scores z-scored
 within each task). Beside each r the stage writes the 95th percentile of r under random re-pairings of
 the same points (a one-sided permutation test at 5%), so "r is positive beyond chance" is a comparison of
 two rows the scorecard can make.
@@ -102,21 +102,21 @@ def selected_scores(transfer: Path) -> tuple[dict, dict[str, dict[str, float]]]:
     return config, scores["selected"]["scores"]
 
 
-def task_points(config: CorrelateConfig, overlap: dict, transfers: list[Path]) -> dict[str, tuple[list, list]]:
-    """Per task and overlap kind: [(overlap, score)] over the targets the task was tested on, as
-    {(task, kind): (xs, ys)}."""
+def task_points(config: CorrelateConfig, overlaps: dict[str, dict], transfers: list[Path]
+                ) -> dict[tuple[str, str], tuple[list, list]]:
+    """Per task and overlap kind: the (overlap, score) pairs of the targets the task was tested on, as
+    {(task, kind): (xs, ys)}; `overlaps` is {task: {target: {p_type, p_token}}}."""
     points = {}
     for path in transfers:
         tconfig, scores = selected_scores(path)
         task = tconfig["task"]
+        if task not in overlaps:
+            raise DataError(path, None, f"no overlap statistics of task {task!r} (needed for the correlation)")
         metric = config.metrics[task]
-        tested = {f["lang"] for f in tconfig["evaluate"] if f["split"] == "test"}
         for kind in OVERLAPS:
             xs, ys = [], []
-            for target, values in overlap.items():
+            for target, values in overlaps[task].items():
                 key = f"{target}.test"
-                if target not in tested:
-                    continue  # real data: a target without this task's test set is not a point of its task
                 if key not in scores:
                     raise DataError(path, None, f"no test score for target {target!r} (needed for the correlation)")
                 xs.append(values[kind])
@@ -125,12 +125,20 @@ def task_points(config: CorrelateConfig, overlap: dict, transfers: list[Path]) -
     return points
 
 
-def correlate_into(config: CorrelateConfig, overlap_dir: Path, transfer_dirs: list[Path], out: Path,
+def read_overlaps(overlap_dirs: list[Path]) -> dict[str, dict]:
+    """{task: overlap.json} of overlap artifacts, one per task."""
+    out = {}
+    for path in overlap_dirs:
+        task = json.loads((path / "config.json").read_text(encoding="utf-8"))["task"]
+        out[task] = json.loads((path / "overlap.json").read_text(encoding="utf-8"))
+    return out
+
+
+def correlate_into(config: CorrelateConfig, overlap_dirs: list[Path], transfer_dirs: list[Path], out: Path,
                    results: ResultsDB, study: str = "") -> list[dict]:
-    """correlations.json and two rows per record (pearson_r, pearson_r_null95) from an overlap artifact's
-    overlap.json and the transfer artifacts fine-tuned on its source."""
-    overlap = json.loads((overlap_dir / "overlap.json").read_text(encoding="utf-8"))
-    records = correlations(config, task_points(config, overlap, transfer_dirs))
+    """correlations.json and two rows per record (pearson_r, pearson_r_null95) from the overlap artifacts
+    (one per task) and the transfer artifacts fine-tuned on their source."""
+    records = correlations(config, task_points(config, read_overlaps(overlap_dirs), transfer_dirs))
     (out / "correlations.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
     artifact = str(final_path(out))
     rows = []

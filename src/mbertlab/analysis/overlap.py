@@ -1,62 +1,85 @@
-"""Subword overlap between a source and each target under an encoder's own tokenizer (Wu & Dredze 2019
-§5.4), the quantity `analysis/correlate.py` correlates with zero-shot scores.
+"""Subword overlap between the source's task-training data and each target's task-test data, under an
+encoder's own tokenizer and per task (Wu & Dredze 2019 §5.4: V_obs = V_train^en ∩ V_test^ℓ), the quantity
+`analysis/correlate.py` correlates with zero-shot scores.
 
-The first `sentences` lines of each language's text are tokenized by the encoder's tokenizer, special
-and unknown pieces left out so [UNK] never counts as shared; p_type and p_token per target
-(corpus/overlap.py). Rows: task `overlap`, metric p_type / p_token, train_lang = source, test_lang = target.
+What a task shows the encoder (a tagged or parsed sentence's words, an XNLI pair, an MLDoc document's first
+two sentences: `TaskAdapter.texts`) is tokenized by the encoder's tokenizer, special and unknown pieces left
+out so [UNK] never counts as shared; the files and caps are the transfer's own, so the counts are over the
+sentences the model trained and was tested on. p_type and p_token per target (corpus/overlap.py). Rows:
+task = the task, mode `overlap`, metric p_type / p_token, train_lang = source, test_lang = target, split test.
 """
 from __future__ import annotations
 
 import json
-from itertools import islice
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mbertlab.config import Config
 from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
+from mbertlab.transfer.config import DataFile
+from mbertlab.transfer.tasks import TASK_NAMES
 
 OVERLAPS = ("p_type", "p_token")
 
 
 class OverlapConfig(Config):
-    source: str
-    targets: list[str] = Field(min_length=1)
-    sentences: int = Field(2000, ge=1, description="Lines of each language's text tokenized.")
-    split: str = Field("train", description="Which text split is read.")
-    text_files: str = Field("{lang}/text/{split}.txt", description="Where a language's text is in the text artifact.")
+    task: Literal[TASK_NAMES]
+    train: list[DataFile] = Field(min_length=1, description="The source's task-training file(s).")
+    tests: list[DataFile] = Field(min_length=1, description="Each target's task-test file.")
+    max_train_sentences: int | None = Field(None, description="The transfer's cap on training examples.")
+    max_eval_sentences: int | None = Field(None, description="The transfer's cap on test examples.")
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        sources = {f.lang for f in self.train}
+        if len(sources) != 1:
+            raise ValueError(f"overlap: training files of one source language, got {sorted(sources)}")
+        if sources & {f.lang for f in self.tests}:
+            raise ValueError(f"overlap: the source {sources.pop()!r} is not a target")
+        return self
+
+    @property
+    def source(self) -> str:
+        return self.train[0].lang
 
 
-def language_pieces(tokenizer, path: Path, sentences: int) -> list[str]:
-    """Subword pieces of the file's first lines, without special or unknown pieces."""
-    from mbertlab.formats.text import read_lines
+def task_pieces(tokenizer, adapter, files: list[DataFile], limit: int | None, root: Path | None) -> list[str]:
+    """Subword pieces of what the files' examples show the encoder, without special or unknown pieces."""
+    from mbertlab.transfer.adapter import read_records, resolve
 
-    if not path.is_file():
-        raise DataError(path, None, "no such text file (needed for the overlap statistics)")
     skip = set(tokenizer.all_special_tokens)
     pieces: list[str] = []
-    for line in islice(read_lines(path), sentences):
-        pieces += [p for p in tokenizer.tokenize(line) if p not in skip]
+    for file in files:
+        path = resolve(file.path, root)
+        if not path.is_file():
+            raise DataError(path, None, f"no such {file.lang} {file.split} file (needed for the overlap statistics)")
+        for record in read_records(adapter, file, limit, root):
+            for text in adapter.texts(record):
+                pieces += [p for p in tokenizer.tokenize(text) if p not in skip]
     return pieces
 
 
-def overlap_into(config: OverlapConfig, encoder: Artifact, text_root: Path, out: Path, results: ResultsDB,
+def overlap_into(config: OverlapConfig, encoder: Artifact, data_root: Path, out: Path, results: ResultsDB,
                  study: str = "") -> dict:
     """overlap.json ({target: {p_type, p_token}}) and its rows, with the tokenizer of `encoder`'s model/."""
     from transformers import AutoTokenizer
 
     from mbertlab.corpus.overlap import overlap
+    from mbertlab.transfer.adapter import adapter_for
 
     tokenizer = AutoTokenizer.from_pretrained(str(encoder.path / "model"))
-    file = lambda lang: text_root / config.text_files.format(lang=lang, split=config.split)  # noqa: E731
-    source = set(language_pieces(tokenizer, file(config.source), config.sentences))
-    stats = {t: overlap(source, language_pieces(tokenizer, file(t), config.sentences)) for t in config.targets}
+    adapter = adapter_for(config.task)
+    source = set(task_pieces(tokenizer, adapter, config.train, config.max_train_sentences, data_root))
+    stats = {f.lang: overlap(source, task_pieces(tokenizer, adapter, [f], config.max_eval_sentences, data_root))
+             for f in config.tests}
     (out / "overlap.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
     artifact = str(final_path(out))
     rows = [ResultRow(metric=kind, value=values[kind], study=study, model=f"{encoder.stage}/{encoder.hash}",
-                      task="overlap", mode="overlap", train_lang=config.source, test_lang=target, split=config.split,
+                      task=config.task, mode="overlap", train_lang=config.source, test_lang=target, split="test",
                       config_hash=final_path(out).name, artifact=artifact)
             for target, values in stats.items() for kind in OVERLAPS]
     results.add(rows, replace_artifact=artifact)

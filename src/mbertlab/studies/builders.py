@@ -110,15 +110,16 @@ def build_langid(config, inputs: list[Artifact], ctx: RunContext) -> Artifact:
 
 
 def build_overlap(config: OverlapConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    encoder, text = inputs
+    encoder, data = inputs
     return ctx.store.build("overlap", config, lambda out: overlap_into(
-        config, encoder, text.path, Path(out), ctx.results, ctx.study), inputs)
+        config, encoder, data.path, Path(out), ctx.results, ctx.study), inputs)
 
 
 def build_correlate(config: CorrelateConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    overlap, transfers = inputs[0], [t.path for t in inputs[1:]]
+    overlaps = [a.path for a in inputs if a.stage == "overlap"]
+    transfers = [a.path for a in inputs if a.stage != "overlap"]
     return ctx.store.build("correlate", config, lambda out: correlate_into(
-        config, overlap.path, transfers, Path(out), ctx.results, ctx.study), inputs)
+        config, overlaps, transfers, Path(out), ctx.results, ctx.study), inputs)
 
 
 def build_static(config: StaticStageConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

@@ -144,22 +144,32 @@ def retrieval_job(encoder: Job, data: Job, text: Job, source: str, target: str, 
     return Job("retrieval", config, inputs, label=f"retrieval {target} seed {seed}", tags=tags)
 
 
-def overlap_job(encoder: Job, text: Job, source: str, targets: list[str], sentences: int, text_files: str,
-                tags=()) -> Job:
-    config = OverlapConfig(source=source, targets=targets, sentences=sentences, text_files=text_files)
-    return Job("overlap", config, (encoder, text), label=f"overlap {source} -> {'+'.join(targets)}", tags=tuple(tags))
+def overlap_job(encoder: Job, data: Job, transfer: Job, tags=()) -> Job:
+    """Subword overlap of a zero-shot transfer's training data with each target's test data (its own files
+    and caps), under `encoder`'s tokenizer."""
+    t = transfer.config
+    source = t.train[0].lang
+    tests = [f for f in t.evaluate if f.split == "test" and f.lang != source]
+    if not tests:
+        raise ConfigError(f"overlap: the {t.task} transfer tests no target other than its source {source!r}")
+    config = OverlapConfig(task=t.task, train=t.train, tests=tests, max_train_sentences=t.max_train_sentences,
+                           max_eval_sentences=t.max_eval_sentences)
+    return Job("overlap", config, (encoder, data), label=f"overlap {t.task} {source} -> "
+               f"{'+'.join(f.lang for f in tests)}", tags=tuple(tags) + (("task", t.task),))
 
 
-def correlate_job(overlap: Job, transfers: list[Job], seed: int, tags=(), repair: bool = False) -> Job:
-    """Transfers are fine-tuned on the overlap's source and score its targets; one per task. `repair`: NER
-    is scored by the repaired F1, as the paper reports it (see Task.reported)."""
+def correlate_job(overlaps: list[Job], transfers: list[Job], seed: int, tags=(), repair: bool = False) -> Job:
+    """Transfers are fine-tuned on the overlaps' source, one per task, each with the overlap job of its task.
+    `repair`: NER is scored by the repaired F1, as the paper reports it (see Task.reported)."""
     from mbertlab.transfer.tasks import get_task
 
     tasks = [t.config.task for t in transfers]
-    if len(set(tasks)) != len(tasks):
-        raise ConfigError(f"correlate: one transfer job per task, got tasks {tasks}")
+    if len(set(tasks)) != len(tasks) or sorted(tasks) != sorted(o.config.task for o in overlaps):
+        raise ConfigError(f"correlate: one transfer and one overlap job per task, got transfers of {tasks} and "
+                          f"overlaps of {[o.config.task for o in overlaps]}")
     config = CorrelateConfig(metrics={t: get_task(t).reported(repair) for t in tasks}, seed=seed)
-    return Job("correlate", config, (overlap, *transfers), label=f"correlate overlap seed {seed}", tags=tuple(tags))
+    return Job("correlate", config, (*overlaps, *transfers), label=f"correlate overlap seed {seed}",
+               tags=tuple(tags))
 
 
 def static_job(tokenizer: Job, text: Job, languages: list[str], settings: dict, tags=()) -> Job:

@@ -104,6 +104,10 @@ class TaskAdapter:
         """The words scoring aligns gold and prediction on (None for sentence-level tasks)."""
         return None
 
+    def texts(self, record) -> list[str]:
+        """What the record shows the encoder, as text (subword overlap counts its pieces)."""
+        return [" ".join(self.words(record))]
+
     def write(self, file: DataFile, records: list, predictions: list, folder: Path, root: Path | None) -> Path:
         raise NotImplementedError
 

@@ -39,6 +39,9 @@ class ClassificationAdapter(TaskAdapter):
     def read(self, file, root):
         return read_pairs(file, root)
 
+    def texts(self, record):
+        return [t for t in (record.premise, record.hypothesis) if t]
+
     def fit_labels(self, train):
         self.load_label_state({"labels": sorted({p.label for p in train})})
 

@@ -12,8 +12,9 @@ The grid, per seed:
   in-language supervised rows);
 - language identification from each layer's mean-pooled vectors (with a randomly initialised encoder of
   the same shape as a control);
-- subword overlap (p_type, p_token) of each target with the source under the encoder's tokenizer, and its
-  Pearson correlation with the fine-tune-all zero-shot scores (per task and pooled over tasks).
+- subword overlap (p_type, p_token) per task, of the source's training data with each target's test data under
+  the encoder's tokenizer (§5.4), and its Pearson correlation with the fine-tune-all zero-shot scores (per
+  task and pooled over tasks).
 Controls: the majority label per task.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.store.layout import TASK_FILES, TEXT_FILES, linked_task_file, text_file
+from mbertlab.store.layout import TASK_FILES, linked_task_file, text_file
 from mbertlab.studies.data import GeneratedData
 from mbertlab.transfer.tasks import get_task
 from mbertlab.studies.jobs import Job
@@ -52,10 +53,6 @@ class LangIdSettings(Config):
     random_init: bool = Field(True, description="Also probe a randomly initialised encoder of the same shape.")
 
 
-class OverlapSettings(Config):
-    sentences: int = Field(2000, ge=1, description="Training-text lines per language tokenized for p_type/p_token.")
-
-
 class SplitFile(Config):
     path: str = Field(description="Relative to data.root.")
     format: Literal["conllu", "ner", "udpos", "xnli", "mldoc"] | None = Field(None, description="Default: the "
@@ -65,7 +62,7 @@ class SplitFile(Config):
 
 
 class RealLanguage(Config):
-    text: str | None = Field(None, description="One sentence per line (language ID and overlap statistics).")
+    text: str | None = Field(None, description="One sentence per line (language ID).")
     tasks: dict[Task, dict[Literal["train", "dev", "test"], SplitFile]] = Field(default_factory=dict)
 
 
@@ -104,7 +101,7 @@ class Wd2019Settings(Config):
                                      "default {0, L/4, L/2, 3L/4} of the encoder's L layers.")
     gold_upos: bool = Field(True, description="Parsing also with gold UPOS embeddings (mBERT + POS).")
     langid: LangIdSettings | None = Field(default_factory=LangIdSettings, description="null: no language ID.")
-    overlap: OverlapSettings | None = Field(default_factory=OverlapSettings, description="null: no overlap.")
+    overlap: bool = Field(True, description="Subword overlap per task and its correlation with zero-shot scores.")
     majority: bool = Field(True, description="A majority-label control per task.")
 
     @model_validator(mode="after")
@@ -215,10 +212,10 @@ def _seed_jobs(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str],
         for random_init in (False, True) if s.langid.random_init else (False,):
             control = (("control", "random_init" if random_init else "pretrained"),)
             jobs.append(_langid(s, encoder, data, with_text, seed, random_init, tags + control))
-    text_targets = [l for l in targets if l in with_text]
-    if s.overlap is not None and s.source in with_text and text_targets:
-        overlap = overlap_job(encoder, data, s.source, text_targets, s.overlap.sentences, TEXT_FILES[data.kind], tags)
-        jobs += [overlap, correlate_job(overlap, main, seed, tags, repair=True)]  # NER F1 repaired, §5.1
+    tested = [job for job in main if any(f.split == "test" and f.lang != s.source for f in job.config.evaluate)]
+    if s.overlap and tested:
+        overlaps = [overlap_job(encoder, data, job, tags) for job in tested]
+        jobs += overlaps + [correlate_job(overlaps, tested, seed, tags, repair=True)]  # NER F1 repaired, §5.1
     return jobs
 
 

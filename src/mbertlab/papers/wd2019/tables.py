@@ -6,6 +6,7 @@ stand in "(paper)" rows under ours: its English column under our source, its Ave
 target's own column when the study's languages are real ones the paper has."""
 from __future__ import annotations
 
+from mbertlab.analysis.overlap import OVERLAPS
 from mbertlab.report.render import Plot, Report
 from mbertlab.report.tables import Cell, Table, delta
 from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, IN_LANGUAGE, encoder_depth, freeze_label,
@@ -54,7 +55,7 @@ def wd2019_report(spec: StudySpec, store, results) -> Report:
     if s.langid is not None:
         tables.append(_langid_table(s, rows))
         plots += _langid_plot(s, rows)
-    if s.overlap is not None:
+    if s.overlap:
         tables += [_overlap_table(*ctx), _correlation_table(s, rows)]
         plots += _overlap_plot(*ctx)
     notes = [f"Mean ± sample std over seeds {s.seeds}; scores in %. Every task is fine-tuned on {s.source} "
@@ -170,18 +171,20 @@ def _paper_langid() -> str:
 
 
 def _overlap_table(s, rows, targets, main) -> Table:
-    overlap = rows.select("overlap")
-    columns = ["target", "p_type", "p_token"] + [f"{get_task(t).title} zero-shot" for t in s.tasks]
+    columns = ["task", "target", "p_type", "p_token", "zero-shot"]
     body = []
-    for lang in targets:
-        line: list = [lang] + [lang_cell(overlap, kind, lang, 1.0, 3, "train") for kind in ("p_type", "p_token")]
-        for task in s.tasks:
-            found = rows.select("transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task))
-            line.append(lang_cell(found, main[task], lang))
-        body.append(line)
-    return Table(f"Subword overlap with {s.source} and zero-shot scores (fine-tune all)", columns, body,
-                 note="p_type: share of the target's subword types seen in the source text; p_token: share of the "
-                      "target's subword tokens whose type is seen in the source (the encoder's tokenizer).")
+    for task in s.tasks:
+        overlap = rows.select("overlap", task=task)
+        found = rows.select("transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task))
+        for lang in targets:
+            if any(r.test_lang == lang for r in overlap):
+                shares = [lang_cell(overlap, kind, lang, 1.0, 3) for kind in OVERLAPS]
+                body.append([get_task(task).title, lang, *shares, lang_cell(found, main[task], lang)])
+    return Table(f"Subword overlap of {s.source}'s training data with each target's test data, and zero-shot "
+                 "scores (fine-tune all)", columns, body,
+                 note="Per task, as §5.4 defines it: p_type = share of the subword types of the target's test set "
+                      f"seen in {s.source}'s training set; p_token = share of the test set's subword tokens whose "
+                      "type is seen (the encoder's tokenizer, special and unknown pieces left out).")
 
 
 def _correlation_table(s, rows) -> Table:
@@ -229,11 +232,12 @@ def _overlap_plot(s, rows, targets, main) -> list[Plot]:
     """Fig. 3: zero-shot score (fine-tune all, every seed) against p_token, one series per task."""
     from mbertlab.report.plots import scatter_png
 
-    overlap = {(job.tag("seed"), r.test_lang): r.value for job, r in rows.tagged("overlap") if r.metric == "p_token"}
+    overlap = {(job.tag("seed"), r.task, r.test_lang): r.value for job, r in rows.tagged("overlap")
+               if r.metric == "p_token"}
     points: dict[str, tuple[list[float], list[float]]] = {}
     for task in s.tasks:
         for r in rows.select("transfer", task=task, strategy=FINETUNE_ALL, **_no_gold(task)):
-            x = overlap.get((str(r.seed), r.test_lang))
+            x = overlap.get((str(r.seed), task, r.test_lang))
             if r.metric == main[task] and r.split == "test" and r.test_lang in targets and x is not None:
                 xs, ys = points.setdefault(get_task(task).title, ([], []))
                 xs.append(x)
