@@ -39,7 +39,7 @@ def test_every_factor_reaches_the_stage_configs():
     for name, p in (("permuted p=0.25", 0.25), ("permuted p=0.5", 0.5), ("permuted p=1", 1.0)):
         # both languages, as the paper's §3.2.2 ("We permute both source (Fake-English) and target language")
         assert {tuple(sorted(j.config.permute.items())) for j in _jobs(spec, "pretrain", name)} == \
-            {(("fake", p), ("src", p))}
+            {(("src", p), ("tgt_fake", p))}
     shapes = {"depth 1/4": (1, 2, 128), "depth 1/2": (2, 2, 128), "heads 1/2": (4, 1, 128), "heads x2": (4, 4, 128),
               "hidden 1/2": (4, 2, 64), "hidden x2": (4, 2, 256)}
     for name, shape in shapes.items():
@@ -53,9 +53,9 @@ def test_every_factor_reaches_the_stage_configs():
     assert _jobs(spec, "tokenizer", "char tokens")[0].config.kind == "char"
     assert _jobs(spec, "tokenizer", "word tokens")[0].config.kind == "word"
     assert _jobs(spec, "tokenizer", "Fake-English")[0].config.kind == "wordpiece"
-    # lab: two seeds per condition, three for the unigram target, which has no XNLI files (NER only, with
-    # its random-init control); characters see as many tokens per step as word pieces
-    assert len(_jobs(spec, "pretrain", "depth 1/4")) == 2 and len(_jobs(spec, "pretrain", "unigram corpus")) == 3
+    # lab: three seeds per condition; the unigram target has no XNLI files (NER only, with its random-init
+    # control); characters see as many tokens per step as word pieces
+    assert len(_jobs(spec, "pretrain", "depth 1/4")) == 3 and len(_jobs(spec, "pretrain", "unigram corpus")) == 3
     char = _jobs(spec, "pretrain", "char tokens")[0].config
     assert char.seq_len * char.batch_size == base.seq_len * base.batch_size
     unigram = _jobs(spec, "transfer", "unigram corpus")
@@ -63,8 +63,8 @@ def test_every_factor_reaches_the_stage_configs():
     mixed = [j for j in _jobs(spec, "transfer", "Fake-English")
              if j.config.task == "xnli" and j.config.mode == "finetune"][0].config.evaluate
     assert [(f.lang, f.path, f.hypothesis_path) for f in mixed][2:] == [
-        ("src-fake", "xnli/src.test.tsv", "xnli/fake.test.tsv"),
-        ("fake-src", "xnli/fake.test.tsv", "xnli/src.test.tsv")]
+        ("src-tgt_fake", "xnli/src.test.tsv", "xnli/tgt_fake.test.tsv"),
+        ("tgt_fake-src", "xnli/tgt_fake.test.tsv", "xnli/src.test.tsv")]
 
 
 def test_conditions_without_overrides_plan_the_spec_settings():
@@ -91,19 +91,19 @@ def test_k2020_test_scale_runs_and_stages_built_what_was_asked(k2020):
     model_dir = ctx.store.workdir / "pretrain" / job_hash(shallow, ctx.store) / "model"
     assert json.loads((model_dir / "config.json").read_text())["num_hidden_layers"] == 1
     xnli = {(r.test_lang, r.mode) for r in _rows(ctx, task="xnli", metric="accuracy", split="test")}
-    assert {("src", "finetune"), ("fake", "finetune"), ("same", "finetune"), ("same_fake", "finetune"),
-            ("src-fake", "finetune"), ("fake-src", "finetune"), ("fake", "majority")} <= xnli
+    assert {("src", "finetune"), ("tgt", "finetune"), ("tgt_fake", "finetune"), ("src-tgt_fake", "finetune"),
+            ("tgt_fake-src", "finetune"), ("tgt_fake", "majority")} <= xnli
     unigram = _rows(ctx, task="ner", metric="f1", split="test", test_lang="unigram")
     assert sorted((r.mode, r.seed) for r in unigram) == [(m, s) for m in ("finetune", "random_init") for s in (0, 1, 2)]
 
 
 def test_mixed_pairs_read_premise_and_hypothesis_from_different_languages(k2020):
     spec, ctx, _ = k2020
-    row = _rows(ctx, task="xnli", metric="accuracy", test_lang="fake-src", mode="finetune")[0]
+    row = _rows(ctx, task="xnli", metric="accuracy", test_lang="tgt_fake-src", mode="finetune")[0]
     out = Path(row.artifact)
     data = next((ctx.store.workdir / "generate").glob("[0-9a-f]*"))
-    written = list(read_xnli(out / "predictions" / "xnli.fake-src.test.tsv"))
-    fake, src = list(read_xnli(data / "xnli/fake.test.tsv")), list(read_xnli(data / "xnli/src.test.tsv"))
+    written = list(read_xnli(out / "predictions" / "xnli.tgt_fake-src.test.tsv"))
+    fake, src = list(read_xnli(data / "xnli/tgt_fake.test.tsv")), list(read_xnli(data / "xnli/src.test.tsv"))
     assert written and [(p.premise, p.hypothesis) for p in written] == \
         [(a.premise, b.hypothesis) for a, b in zip(fake, src)][:len(written)]
     assert row.value == pytest.approx(sum(w.label == g.label for w, g in zip(written, fake)) / len(written))
@@ -124,14 +124,15 @@ def test_report_has_the_paper_factor_tables_with_numbers_from_the_rows(k2020):
     header = ["XNLI source (src)", "XNLI target", "XNLI Δ"]
     perm = _table(md, "Word-order similarity: share p of the target's word pieces permuted in pretraining")
     assert perm[0] == ["p", "condition", "target", *header]
-    assert [r[:3] for r in _ours(perm)] == [["0", "Fake-English", "fake"], ["0.25", "permuted p=0.25", "fake"],
-                                            ["0.5", "permuted p=0.5", "fake"], ["1", "permuted p=1", "fake"]]
+    assert [r[:3] for r in _ours(perm)] == [["0", "Fake-English", "tgt_fake"],
+                                            ["0.25", "permuted p=0.25", "tgt_fake"],
+                                            ["0.5", "permuted p=0.5", "tgt_fake"], ["1", "permuted p=1", "tgt_fake"]]
     for line in _ours(perm):
         job = [j for j in _jobs(spec, "transfer", line[1]) if j.config.mode == "finetune"][0]
         art = str(ctx.store.workdir / "transfer" / job_hash(job, ctx.store))
         value = {r.test_lang: r.value for r in _rows(ctx, artifact=art, metric="accuracy", split="test")}
-        assert line[3:] == [f"{100 * value['src']:.1f}", f"{100 * value['fake']:.1f}",
-                            f"{100 * (value['src'] - value['fake']):.1f}"]
+        assert line[3:] == [f"{100 * value['src']:.1f}", f"{100 * value['tgt_fake']:.1f}",
+                            f"{100 * (value['src'] - value['tgt_fake']):.1f}"]
     assert [r[0] for r in _ours(_table(md, "Depth (attention heads and hidden size fixed)"))] == ["1", "2", "4"]
     assert [r[0] for r in _ours(_table(md, "Multi-head attention (depth and hidden size fixed)"))] == ["1", "2", "4"]
     assert [r[0] for r in _ours(_table(md, "Total parameters: hidden size (depth and heads fixed)"))] == \
@@ -145,11 +146,12 @@ def test_report_has_the_paper_factor_tables_with_numbers_from_the_rows(k2020):
     unigram = _table(md, "Word-frequency similarity: unigram target corpus")
     assert unigram[0][-3:] == ["NER source (src)", "NER target", "NER Δ"] and "±" in _ours(unigram)[1][-1]
     overlap = _table(md, "Table 1 analogue: word-piece overlap (one target language, shared or disjoint script)")
-    assert [r[:3] for r in _ours(overlap)] == [["shared", "shared script", "same"],
-                                               ["fake", "fake script", "same_fake"]]
+    assert [r[:3] for r in _ours(overlap)] == [["shared", "shared script", "tgt"],
+                                               ["fake", "Fake-English", "tgt_fake"]]
     mixed = _table(md, "XNLI with premise and hypothesis in different languages (fine-tuned on src pairs)")
     assert mixed[0] == ["condition", "premise", "hypothesis", "XNLI accuracy", "paper: es / hi / ru"]
-    assert [r[1:3] for r in mixed[2:]] == [["src", "src"], ["fake", "fake"], ["src", "fake"], ["fake", "src"]]
+    assert [r[1:3] for r in mixed[2:]] == [["src", "src"], ["tgt_fake", "tgt_fake"], ["src", "tgt_fake"],
+                                           ["tgt_fake", "src"]]
 
 
 def test_report_puts_the_papers_rows_under_ours(k2020):
@@ -239,13 +241,13 @@ def _spec(tmp_path, text: str):
 
 @pytest.mark.parametrize("text, message", [
     ("tables: [{title: T, factor: f, rows: [{level: a, condition: nowhere}]}]\n", "unknown condition 'nowhere'"),
-    ("conditions: [{name: a, target: fake}, {name: b, target: fake}]\ntables: []\nfindings: []\n",
+    ("conditions: [{name: a, target: tgt_fake}, {name: b, target: tgt_fake}]\ntables: []\nfindings: []\n",
      "'a' and 'b' pretrain the same encoder"),
     ("tasks: [ner]\n", "mixed_pairs needs the xnli task"),
     ("tables: [{title: T, factor: f, key: pretrain.model.depth, rows: [{condition: Fake-English}]}]\n",
      "no setting 'depth'"),
     ("tables: [{title: T, factor: f, rows: [{condition: Fake-English}]}]\n", "needs a level"),
-    ("conditions: [{name: a, target: fake, permute: 2}]\n", "permute"),
+    ("conditions: [{name: a, target: tgt_fake, permute: 2}]\n", "permute"),
 ])
 def test_condition_errors_name_the_key(tmp_path, text, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

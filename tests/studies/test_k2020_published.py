@@ -118,26 +118,27 @@ def test_the_real_text_study_holds_the_papers_pretraining_settings():
 
 
 # Rows that follow the paper's tables (fractions; XNLI then NER), three seeds each: every claim should hold
-XNLI = {"shared script": {"src": .80, "same": .70}, "fake script": {"src": .80, "same_fake": .695},
-        "Fake-English": {"src": .80, "fake": .70, "src-fake": .55, "fake-src": .58},
-        "permuted p=0.25": {"src": .80, "fake": .66}, "permuted p=0.5": {"src": .80, "fake": .60},
-        "permuted p=1": {"src": .80, "fake": .50}, "depth 1/4": {"src": .70, "fake": .50},
-        "depth 1/2": {"src": .75, "fake": .60}, "heads 1/2": {"src": .79, "fake": .69},
-        "heads x2": {"src": .81, "fake": .71}, "hidden 1/2": {"src": .75, "fake": .60},
-        "sentence pairs + NSP": {"src": .80, "fake": .60}, "sentence pairs without NSP": {"src": .80, "fake": .65},
-        "language markers": {"src": .80, "fake": .70}, "char tokens": {"src": .75, "fake": .55},
-        "word tokens": {"src": .78, "fake": .67},
+XNLI = {"shared script": {"src": .80, "tgt": .705},
+        "Fake-English": {"src": .80, "tgt_fake": .70, "src-tgt_fake": .55, "tgt_fake-src": .58},
+        "permuted p=0.25": {"src": .80, "tgt_fake": .66}, "permuted p=0.5": {"src": .80, "tgt_fake": .60},
+        "permuted p=1": {"src": .80, "tgt_fake": .50}, "depth 1/4": {"src": .70, "tgt_fake": .50},
+        "depth 1/2": {"src": .75, "tgt_fake": .60}, "heads 1/2": {"src": .79, "tgt_fake": .69},
+        "heads x2": {"src": .81, "tgt_fake": .71}, "hidden 1/2": {"src": .75, "tgt_fake": .60},
+        "sentence pairs + NSP": {"src": .80, "tgt_fake": .60},
+        "sentence pairs without NSP": {"src": .80, "tgt_fake": .65},
+        "language markers": {"src": .80, "tgt_fake": .70}, "char tokens": {"src": .75, "tgt_fake": .55},
+        "word tokens": {"src": .78, "tgt_fake": .67},
         # paper scale only: Table 4's other depths around the base's 12
-        "depth 4": {"src": .77, "fake": .65}, "depth 6": {"src": .78, "fake": .68},
-        "depth 18": {"src": .81, "fake": .72}, "depth 24": {"src": .82, "fake": .74}}
-NER = {"shared script": {"src": .85, "same": .60}, "fake script": {"src": .85, "same_fake": .59},
-       "Fake-English": {"src": .85, "fake": .60}, "permuted p=1": {"src": .85, "fake": .30},
-       "unigram corpus": {"src": .85, "unigram": .05}, "language markers": {"src": .85, "fake": .60}}
+        "depth 4": {"src": .77, "tgt_fake": .65}, "depth 6": {"src": .78, "tgt_fake": .68},
+        "depth 18": {"src": .81, "tgt_fake": .72}, "depth 24": {"src": .82, "tgt_fake": .74}}
+NER = {"shared script": {"src": .85, "tgt": .61},
+       "Fake-English": {"src": .85, "tgt_fake": .60}, "permuted p=1": {"src": .85, "tgt_fake": .30},
+       "unigram corpus": {"src": .85, "unigram": .05}, "language markers": {"src": .85, "tgt_fake": .60}}
 # the paper scale's names for the same roles; its base has NSP (Table 8), so without NSP must beat the base
 PAPER_NAMES = {"depth 1/4": ["depth 1"], "depth 1/2": ["depth 2"], "heads 1/2": ["heads 1"],
                "heads x2": ["heads 24"], "hidden 1/2": ["4.23M"], "sentence pairs + NSP": [],
                "Fake-English": ["Fake-English", "word-piece tokens (Table 10)"]}
-PAPER_CHANGED = {("sentence pairs without NSP", "xnli", "fake"): .75}
+PAPER_CHANGED = {("sentence pairs without NSP", "xnli", "tgt_fake"): .75}
 OFFSETS = [(-.005, 0.0, .005), (0.0, .005, -.005), (.005, -.005, 0.0), (-.005, .005, 0.0)]
 
 
@@ -206,11 +207,11 @@ def test_each_claim_holds_on_rows_that_follow_the_paper(scale):
 
 
 @pytest.mark.parametrize("changed, fails", [
-    ({("depth 1/4", "xnli", "fake"): .75}, {"depth-integral", "deeper-better-target"}),
-    ({("fake script", "xnli", "same_fake"): .60}, {"overlap-negligible-xnli"}),
-    ({("sentence pairs without NSP", "xnli", "fake"): .55}, {"nsp-hurts"}),
-    ({("permuted p=0.5", "xnli", "fake"): .68}, {"word-order-xnli"}),
-    ({("Fake-English", "xnli", "src-fake"): .75}, {"mixed-pairs-drop-source-premise"}),
+    ({("depth 1/4", "xnli", "tgt_fake"): .75}, {"depth-integral", "deeper-better-target"}),
+    ({("shared script", "xnli", "tgt"): .80}, {"overlap-negligible-xnli"}),
+    ({("sentence pairs without NSP", "xnli", "tgt_fake"): .55}, {"nsp-hurts"}),
+    ({("permuted p=0.5", "xnli", "tgt_fake"): .68}, {"word-order-xnli"}),
+    ({("Fake-English", "xnli", "src-tgt_fake"): .75}, {"mixed-pairs-drop-source-premise"}),
 ])
 def test_a_claim_fails_when_the_rows_contradict_it(changed, fails):
     spec = load_spec("k2020", "lab")
