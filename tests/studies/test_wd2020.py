@@ -74,6 +74,8 @@ def test_unknown_related_language_and_missing_budget_are_config_errors(tmp_path)
         load_spec(path, "lab")
     assert "languages.b.related: unknown language 'xx'" in str(err.value)
     assert "languages.b.sentences: required with generated data" in str(err.value)
+    with pytest.raises(ConfigError, match=r"regression.*factors \['log2:train_vocab'\].*not among"):
+        load_spec("wd2020", "lab", ["regression.factors=[wikisize, log2:train_sentences]"])
 
 
 def test_coverage_curve_and_sentence_count_by_hand(tmp_path):

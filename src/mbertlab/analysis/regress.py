@@ -37,6 +37,14 @@ class NestedTest(Config):
         return self
 
 
+def check_fit_factors(factors: list[str], multivariate: list[str] | None, nested: list[NestedTest]) -> None:
+    """The multivariate fit's and every nested test's factors must be among `factors` (a ValueError, so a
+    config validator reports it under its key)."""
+    unknown = sorted({*(multivariate or []), *(f for t in nested for f in t.full)} - set(factors))
+    if unknown:
+        raise ValueError(f"factors {unknown} of the multivariate fit or a nested test are not among {factors}")
+
+
 class RegressConfig(Config):
     task: str
     metric: str = Field(description="The score regressed, e.g. f1 for NER.")
@@ -54,10 +62,7 @@ class RegressConfig(Config):
 
     @model_validator(mode="after")
     def _known_factors(self):
-        unknown = sorted({f for f in [*(self.multivariate or []), *(f for t in self.nested for f in t.full)]}
-                         - set(self.factors))
-        if unknown:
-            raise ValueError(f"factors {unknown} of the multivariate fit or a nested test are not among {self.factors}")
+        check_fit_factors(self.factors, self.multivariate, self.nested)
         return self
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from mbertlab.analysis.regress import NestedTest
+from mbertlab.analysis.regress import NestedTest, check_fit_factors
 from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TASK_FILES
@@ -70,9 +70,7 @@ class Regression(Config):
 
     @model_validator(mode="after")
     def _known_factors(self):
-        named = {*(self.multivariate or []), *(f for t in self.nested for f in t.full)}
-        if not named <= set(self.factors):
-            raise ValueError(f"{sorted(named - set(self.factors))}: not among the factors {self.factors}")
+        check_fit_factors(self.factors, self.multivariate, self.nested)
         return self
 
 
