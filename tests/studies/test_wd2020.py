@@ -152,6 +152,8 @@ def test_wikisize_rows_are_log2_mb_of_the_budgeted_text(ran):
 
 
 def test_vocab_coverage_rows_match_the_tokenizer_on_the_text(ran):
+    """Coverage by rank and Fig. 3's share of the vocabulary above each count, for the tokenizer's vocabulary
+    and for the Raw one (space-separated words), recounted from the text with the tokenizer itself."""
     from tokenizers import Tokenizer
 
     _, ctx = ran
@@ -167,8 +169,18 @@ def test_vocab_coverage_rows_match_the_tokenizer_on_the_text(ran):
             counts = Counter(i for enc in tok.encode_batch(lines, add_special_tokens=False) for i in enc.ids)
             ranked = sorted(counts.values(), reverse=True)
             total = sum(ranked)
-            mine = {r.metric: r.value for r in rows if r.test_lang == lang and r.metric != "coverage"}
+            mine = {r.metric: r.value for r in rows
+                    if r.test_lang == lang and r.metric not in ("coverage", "vocab_above")}
             assert mine["types_used"] == len(counts)
+            words = Counter(w for line in lines for w in line.split())
+            above = {(r.extra["vocabulary"], r.extra["threshold"]): r.value for r in rows
+                     if r.test_lang == lang and r.metric == "vocab_above"}
+            assert {t for _, t in above} == {0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+            for t in (0, 1, 10):
+                assert above[("subword", t)] == pytest.approx(
+                    sum(counts[i] > t for i in range(tok.get_vocab_size())) / tok.get_vocab_size())
+                assert above[("raw", t)] == pytest.approx(sum(c > t for c in words.values()) / len(words))
+            assert above[("raw", 0)] == 1.0 and above[("subword", 0)] == len(counts) / tok.get_vocab_size()
             assert mine["types_for_90"] == next(i + 1 for i in range(len(ranked)) if sum(ranked[:i + 1]) >= 0.9 * total)
             for r in rows:
                 if r.test_lang == lang and r.metric == "coverage":
@@ -233,7 +245,8 @@ def test_report_has_the_papers_tables_and_numbers(ran):
     assert "### Fig. 3:" in text and "| mBERT: hi_a+hi_b+lo_a | base | lo_a |" in text
     assert "### Fig. 4:" in text and "| step 10 | step 20 |" in text
     assert "not available offline" not in text
-    assert html.read_text().count("data:image/png;base64,") == 2
+    assert "| Raw (space-separated words) | base | lo_a |" in text
+    assert html.read_text().count("data:image/png;base64,") == 3
     # the paper's rows carry published.yaml's numbers (read here from the file itself)
     numbers = {(n["table"], n["row"], n["column"]): n["value"] for n in read_yaml(published_path("wd2020"))["numbers"]}
 

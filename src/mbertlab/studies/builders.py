@@ -136,8 +136,9 @@ def build_word_retrieval(config: WordRetrievalConfig, inputs: list[Artifact], ct
 
 
 def build_vocab_curve(config: VocabCurveConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    text = inputs[1].path if len(inputs) > 1 else None  # the shards' text, for the Raw vocabulary
     return ctx.store.build("vocab_curve", config, lambda out: vocab_curve_into(
-        config, inputs[0], Path(out), ctx.results, ctx.study), inputs)
+        config, inputs[0], Path(out), ctx.results, ctx.study, text), inputs)
 
 
 def build_wd2020_regress(config: RegressConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

@@ -133,7 +133,8 @@ def plan(spec: StudySpec) -> list[Job]:
     for encoder, variant, langs, evaluated, tags in _encoders(s):
         shards = stages.shards_job(text, langs, _tokenizer(s, variant, langs, encoder), tags)
         if s.vocab_curves:
-            jobs.append(Job("vocab_curve", _vocab_config(), (shards,), label=f"vocab {'+'.join(langs)}", tags=tags))
+            jobs.append(Job("vocab_curve", _vocab_config(text), (shards, text), label=f"vocab {'+'.join(langs)}",
+                            tags=tags))
         for seed in s.seeds:
             settings = _pretrain(s, variant, encoder)
             model = stages.pretrain_job(shards, settings, seed, tags + (("seed", str(seed)),))
@@ -282,8 +283,9 @@ def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> lis
     return jobs
 
 
-def _vocab_config():
+def _vocab_config(text: Job):
     from mbertlab.analysis.vocab import VocabCurveConfig
+    from mbertlab.store.layout import TEXT_FILES
 
-    return VocabCurveConfig()
+    return VocabCurveConfig(text_files=TEXT_FILES[text.kind])
 
