@@ -172,14 +172,17 @@ def correlate_job(overlaps: list[Job], transfers: list[Job], seed: int, tags=(),
                tags=tuple(tags))
 
 
-def static_job(tokenizer: Job, text: Job, languages: list[str], settings: dict, tags=()) -> Job:
-    """`tokenizer` is the BERT's tokenizer job (e.g. `shards_job(...).inputs[0]`)."""
+def static_job(tokenizer: Job, text: Job, languages: list[str], settings: dict, tags=(),
+               text_files: str | None = None) -> Job:
+    """`tokenizer` is the BERT's tokenizer job (e.g. `shards_job(...).inputs[0]`); `text_files`: where a
+    language's text is in `text` (default: the generated layout)."""
     from mbertlab.config import parse_config
 
     if tokenizer.kind != "tokenizer":
         raise ConfigError(f"static embeddings need a tokenizer job as first input, got a {tokenizer.kind!r} job")
     static = parse_config(StaticConfig, settings, "study key 'static'")
-    config = StaticStageConfig(static=static, languages=languages)
+    config = StaticStageConfig(static=static, languages=languages,
+                               **({"text_files": text_files} if text_files else {}))
     return Job("static", config, (tokenizer, text), label=f"static {static.method} {'+'.join(languages)}",
                tags=tuple(tags))
 

@@ -3,7 +3,9 @@ different sizes; for each, in-language NER / UPOS / parsing with a multilingual 
 α-smoothed sampling as mBERT), a monolingual encoder, and a bilingual encoder that pairs a low-resource
 language with a related, larger one; the Table 4 variants (base / small / smaller vocabulary / shorter
 sequences) of the monolingual and bilingual encoders; vocabulary frequency curves (Fig. 3); the
-regression of scores on WikiSize and task-data size (Table 2); dev score per saved checkpoint (Fig. 4).
+regression of scores on WikiSize and task-data size (Table 2); dev score per saved checkpoint (Fig. 4);
+optionally (`baseline`) a non-BERT baseline per language (Fig. 1): frozen word2vec vectors of the language's
+own text with a BiLSTM head (+ CRF for NER), tagged `encoder: baseline`.
 
 Generated data: the generator writes every language at one size, so a `budget` stage cuts each
 language's pretraining text to its own budget; WikiSize is then measured from that text exactly as the
@@ -56,6 +58,28 @@ class Curve(Config):
     encoders: list[Encoder] = Field(default_factory=lambda: ["monolingual", "bilingual", "multilingual"])
 
 
+# The baseline's transfer mode per task: a BiLSTM-CRF tagger for NER (Pan et al. 2017's kind of system), a
+# BiLSTM for POS and under the biaffine parser (Che et al. 2018 read word embeddings into BiLSTMs).
+BASELINE_MODES = {"ner": "bilstm_crf", "upos": "feature", "parse": "feature"}
+
+
+class Baseline(Config):
+    """The paper's baselines are published systems (Pan et al. 2017 for NER, Che et al. 2018 for POS and
+    parsing) that read word embeddings, not a pretrained language model. Ours: word2vec vectors trained on the
+    language's own pretraining text under its monolingual tokenizer, frozen, with a BiLSTM head trained on the
+    language's task data and selected on its dev set."""
+
+    static: dict[str, Any] = Field(default_factory=dict, description="StaticConfig keys (method, window, "
+                                   "epochs ...); dim is the BERT hidden size.")
+    finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer keys over `finetune`.")
+
+    @model_validator(mode="after")
+    def _no_dim(self):
+        if "dim" in self.static:
+            raise ValueError("static.dim: leave it out, it is the BERT hidden size (pretrain.model.hidden)")
+        return self
+
+
 class Regression(Config):
     """Table 2: univariate fits on each factor, a multivariate fit, and likelihood-ratio tests of nested fits."""
     factors: list[str] = Field(default_factory=lambda: ["wikisize", "log2:train_sentences"],
@@ -97,6 +121,7 @@ class Wd2020Settings(Config):
     vocab_curves: bool = True
     curve: Curve | None = Field(default_factory=Curve)
     regression: Regression | None = Field(default_factory=Regression)
+    baseline: Baseline | None = Field(None, description="A non-BERT baseline per language (Fig. 1); null: none.")
     wikisize_bins: list[float] = Field(default_factory=list, description="Edges of the WikiSize groups in the "
                                        "tables (log2 MB); empty: one group per resource role.")
 
@@ -152,7 +177,52 @@ def plan(spec: StudySpec) -> list[Job]:
                     jobs += _curve_jobs(s, model, data, lang, settings, seed, ltags)
     if s.regression:
         jobs += _regression_jobs(s, sizes, transfers.get((s.regression.encoder, s.variants[0].name), []))
+    if s.baseline is not None:
+        jobs += _baseline_jobs(s, text, data)
     return jobs
+
+
+def _baseline_jobs(s: Wd2020Settings, text: Job, data: Job) -> list[Job]:
+    """Per language and seed: word2vec vectors of its text (its monolingual tokenizer), then each task with a
+    BiLSTM head on the frozen vectors, trained, selected (dev) and tested on the language's own data."""
+    from mbertlab.pretrain.config import PretrainConfig
+    from mbertlab.studies import stages
+    from mbertlab.store.layout import TEXT_FILES
+
+    base = s.variants[0]
+    hidden = parse_config(PretrainConfig, {**_pretrain(s, base, "monolingual"), "seed": 0},
+                          "study key 'pretrain'").model.hidden
+    jobs: list[Job] = []
+    for lang in s.languages:
+        tags = (("encoder", "baseline"), ("variant", base.name))
+        tok = stages.shards_job(text, [lang.name], _tokenizer(s, base, [lang.name], "monolingual"),
+                                _tags("monolingual", base)).inputs[0]
+        for seed in s.seeds:
+            ltags = tags + (("seed", str(seed)), ("lang", lang.name), ("resource", lang.resource))
+            vectors = stages.static_job(tok, text, [lang.name], {**s.baseline.static, "dim": hidden, "seed": seed},
+                                        ltags, text_files=TEXT_FILES[text.kind])
+            for task in s.tasks:
+                if has_task(data, task, lang.name):
+                    keys = deep_merge(_finetune(s, lang), s.baseline.finetune)
+                    jobs.append(_in_language_job(vectors, data, task, lang.name, keys, seed, BASELINE_MODES[task],
+                                                 ltags + (("checkpoint", "final"),)))
+            jobs.append(vectors)
+    return jobs
+
+
+def _in_language_job(encoder: Job, data: Job, task: str, lang: str, keys: dict[str, Any], seed: int, mode: str,
+                     tags) -> Job:
+    """A transfer trained on the language's train file, selected on its dev file where it has one, tested."""
+    from mbertlab.transfer.config import TransferConfig
+
+    pattern, fmt = TASK_FILES[data.kind][task]
+    files = {sp: {"lang": lang, "split": sp, "path": pattern.format(lang=lang, split=sp), "format": fmt}
+             for sp in ("train", "dev", "test") if _has_split(data, task, lang, sp)}
+    config = parse_config(TransferConfig, {**keys, "task": task, "mode": mode, "seed": seed, "train": files["train"],
+                                           "evaluate": [f for k, f in files.items() if k != "train"]},
+                          "study key 'finetune'")
+    return Job("transfer", config, (encoder, data), label=f"{task} {mode} {dict(tags).get('encoder')} {lang} "
+               f"seed {seed}", tags=tuple(tags) + (("task", task),))
 
 
 def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:

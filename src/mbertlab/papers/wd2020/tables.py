@@ -22,7 +22,8 @@ def _metric(task: str) -> str:
     """The paper's metric: NER F1 after its repair of invalid I- starts (§3)."""
     return get_task(task).reported(repair=True)
 
-ENCODER_NAMES = {"monolingual": "Monolingual BERT", "bilingual": "Bilingual BERT", "multilingual": "mBERT"}
+ENCODER_NAMES = {"monolingual": "Monolingual BERT", "bilingual": "Bilingual BERT", "multilingual": "mBERT",
+                 "baseline": "Baseline (word2vec + BiLSTM)"}
 # The paper's Table 4 languages and its column of each task; Table 2's names of our regression factors.
 PAPER_LANGUAGES = ("lv", "af", "mn", "yo")
 PAPER_TASK_COLUMN = {"ner": "NER", "upos": "POS", "parse": "LAS"}
@@ -116,14 +117,19 @@ def _scores(data: StudyRows, metric: str, **tags: str) -> list[float]:
     return values(data.select("transfer", **tags), metric, split="test")
 
 
+def _encoders(s) -> tuple[str, ...]:
+    """The table columns' encoders: the three BERTs, and the non-BERT baseline where the study runs it."""
+    return ("monolingual", "bilingual", "multilingual") + (("baseline",) if s.baseline is not None else ())
+
+
 def _group_table(s, data: StudyRows, sizes, task: str) -> Table:
     metric, name = _metric(task), get_task(task).title
     base = s.variants[0].name
-    columns = ["WikiSize", "languages"] + [ENCODER_NAMES[e] for e in ("monolingual", "bilingual", "multilingual")]
+    columns = ["WikiSize", "languages"] + [ENCODER_NAMES[e] for e in _encoders(s)]
     body = []
     for group, langs in _groups(s, sizes).items():
         cells = []
-        for enc in ("monolingual", "bilingual", "multilingual"):
+        for enc in _encoders(s):
             vals = [v for l in langs
                     for v in _scores(data, metric, encoder=enc, variant=base, lang=l.name, task=task)]
             cells.append(_cell(vals))
@@ -134,7 +140,7 @@ def _group_table(s, data: StudyRows, sizes, task: str) -> Table:
 
 def _language_table(s, data: StudyRows, sizes) -> Table:
     base = s.variants[0].name
-    encs = ("monolingual", "bilingual", "multilingual")
+    encs = _encoders(s)
     columns = ["language", "role", "WikiSize"]
     columns += [f"{get_task(t).title}: {ENCODER_NAMES[e]}" for t in s.tasks for e in encs]
     body = []
