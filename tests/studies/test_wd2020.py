@@ -232,6 +232,27 @@ def test_regression_coefficient_equals_a_least_squares_fit_of_the_rows(ran):
         assert coef.value == pytest.approx(slope) and coef.extra["nobs"] == 3
 
 
+def test_dev_selected_checkpoint_table_follows_the_checkpoint_rows(ran):
+    """The paper's best-of-checkpoints selection: per fine-tuned pretraining run, the step with the best dev F1,
+    its test F1 and the final step's, recomputed from the checkpoint stages' rows and found in the report."""
+    spec, ctx = ran
+    md = write_report(spec, ctx)[0].read_text()
+    block = md.split("### NER test score of the dev-selected checkpoint", 1)[1].split("###", 1)[0]
+    lines = [[c.strip() for c in line.strip("|").split("|")] for line in block.splitlines() if line.startswith("|")]
+    shown = sorted((r[2], r[3], r[4]) for r in lines[2:])
+    per_run: dict[str, dict[int, dict[str, float]]] = {}
+    for r in ctx.results.query(task="ner", metric="f1_repaired", test_lang="lo_a"):
+        if "@step-" in r.model and r.split in ("dev", "test"):
+            run, step = r.model.rsplit("@step-", 1)
+            per_run.setdefault(run, {}).setdefault(int(step), {})[r.split] = r.value
+    expected = []
+    for steps in per_run.values():
+        best = max(steps, key=lambda st: steps[st]["dev"])
+        expected.append((f"{best} of {len(steps)}", f"{100 * steps[best]['test']:.1f}",
+                         f"{100 * steps[max(steps)]['test']:.1f}"))
+    assert len(expected) == 3 and shown == sorted(expected)
+
+
 def _multilingual_model(spec, ctx) -> str:
     from mbertlab.studies.kinds import job_hash
 
