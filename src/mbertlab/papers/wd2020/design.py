@@ -197,30 +197,35 @@ def _baseline_jobs(s: Wd2020Settings, text: Job, data: Job) -> list[Job]:
         tags = (("encoder", "baseline"), ("variant", base.name))
         tok = stages.shards_job(text, [lang.name], _tokenizer(s, base, [lang.name], "monolingual"),
                                 _tags("monolingual", base)).inputs[0]
+        keys = deep_merge(_finetune(s, lang), s.baseline.finetune)
         for seed in s.seeds:
             ltags = tags + (("seed", str(seed)), ("lang", lang.name), ("resource", lang.resource))
             vectors = stages.static_job(tok, text, [lang.name], {**s.baseline.static, "dim": hidden, "seed": seed},
                                         ltags, text_files=TEXT_FILES[text.kind])
             for task in s.tasks:
                 if has_task(data, task, lang.name):
-                    keys = deep_merge(_finetune(s, lang), s.baseline.finetune)
                     jobs.append(_in_language_job(vectors, data, task, lang.name, keys, seed, BASELINE_MODES[task],
                                                  ltags + (("checkpoint", "final"),)))
             jobs.append(vectors)
     return jobs
 
 
-def _in_language_job(encoder: Job, data: Job, task: str, lang: str, keys: dict[str, Any], seed: int, mode: str,
-                     tags) -> Job:
-    """A transfer trained on the language's train file, selected on its dev file where it has one, tested."""
+def _in_language_config(data: Job, task: str, lang: str, keys: dict[str, Any], seed: int, mode: str):
+    """A TransferConfig trained on the language's train file, selected on its dev file where it has one, and
+    tested on its test file."""
     from mbertlab.transfer.config import TransferConfig
 
     pattern, fmt = TASK_FILES[data.kind][task]
     files = {sp: {"lang": lang, "split": sp, "path": pattern.format(lang=lang, split=sp), "format": fmt}
              for sp in ("train", "dev", "test") if _has_split(data, task, lang, sp)}
-    config = parse_config(TransferConfig, {**keys, "task": task, "mode": mode, "seed": seed, "train": files["train"],
-                                           "evaluate": [f for k, f in files.items() if k != "train"]},
-                          "study key 'finetune'")
+    return parse_config(TransferConfig, {**keys, "task": task, "mode": mode, "seed": seed, "train": files["train"],
+                                         "evaluate": [f for k, f in files.items() if k != "train"]},
+                        "study key 'finetune'")
+
+
+def _in_language_job(encoder: Job, data: Job, task: str, lang: str, keys: dict[str, Any], seed: int, mode: str,
+                     tags) -> Job:
+    config = _in_language_config(data, task, lang, keys, seed, mode)
     return Job("transfer", config, (encoder, data), label=f"{task} {mode} {dict(tags).get('encoder')} {lang} "
                f"seed {seed}", tags=tuple(tags) + (("task", task),))
 
@@ -307,15 +312,8 @@ def checkpoint_steps(settings: dict[str, Any]) -> list[int]:
 
 def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settings, seed: int, tags) -> list[Job]:
     from mbertlab.transfer.checkpoint import CheckpointTransferConfig
-    from mbertlab.transfer.config import TransferConfig
 
-    pattern, fmt = TASK_FILES[data.kind][s.curve.task]
-    splits = [sp for sp in ("train", "dev", "test") if _has_split(data, s.curve.task, lang.name, sp)]
-    files = {sp: {"lang": lang.name, "split": sp, "path": pattern.format(lang=lang.name, split=sp), "format": fmt}
-             for sp in splits}
-    keys = {**_finetune(s, lang), "task": s.curve.task, "mode": "finetune", "seed": seed, "train": files["train"],
-            "evaluate": [f for k, f in files.items() if k != "train"]}
-    transfer = parse_config(TransferConfig, keys, "study key 'finetune'")
+    transfer = _in_language_config(data, s.curve.task, lang.name, _finetune(s, lang), seed, "finetune")
     return [Job("wd2020_checkpoint", CheckpointTransferConfig(step=step, transfer=transfer), (model, data),
                 label=f"{s.curve.task} checkpoint {step} {dict(tags).get('encoder')} {lang.name}",
                 tags=tags + (("checkpoint", str(step)), ("step", str(step)), ("task", s.curve.task)))
