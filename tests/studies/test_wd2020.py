@@ -455,3 +455,88 @@ regression: {{factors: [wikisize]}}
                       ("monolingual", "upos", "af"), ("bilingual", "upos", "af")}
     curve = [j for j in jobs if j.kind == "wd2020_checkpoint"]
     assert len(curve) == 3 * 2 and {f.split for j in curve for f in j.config.transfer.evaluate} == {"dev", "test"}
+
+
+def test_released_encoder_is_the_multilingual_encoder_end_to_end(tmp_path, shared_data):
+    """`encoder:` (a Hugging Face directory, mBERT in the paper) replaces the pretrained multilingual encoder:
+    nothing multilingual is pretrained, every language is fine-tuned on the released model, Fig. 4 leaves it out
+    (no checkpoints), and Fig. 3 counts the released tokenizer's vocabulary, recounted here with that tokenizer."""
+    from transformers import AutoTokenizer
+
+    from mbertlab.pretrain.config import ModelShape
+    from mbertlab.pretrain.model import new_model
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.store.results import ResultsDB
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.studies.runner import run_study
+    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
+
+    tok, enc = tmp_path / "tok", tmp_path / "mbert"
+    tok.mkdir()
+    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=1000, languages=["en", "af"]),
+                         {l: shared_data / "raw_text" / f"{l}.txt" for l in ("en", "af")}, tok)
+    released = AutoTokenizer.from_pretrained(tok)
+    new_model(ModelShape(layers=1, hidden=32, heads=2), len(released)).save_pretrained(enc)
+    released.save_pretrained(enc)  # a directory as Hugging Face writes it: no file of ours beside the weights
+    path = tmp_path / "released.yaml"
+    text = f"""
+name: released
+design: wd2020
+precision: fp32
+data:
+  kind: files
+  root: {shared_data}
+  languages:
+    en:
+      text: [raw_text/en.txt]
+      max_sentences: 300
+      upos: {{train: udpos_xtreme/train-en.tsv, test: ud/en_partut-ud-test.conllu}}
+    af:
+      text: [raw_text/af.txt]
+      max_sentences: 100
+      upos: {{train: udpos_xtreme/train-af.tsv, dev: udpos_xtreme/dev-af.tsv, test: ud/af_afribooms-ud-test.conllu}}
+languages:
+  - {{name: en, resource: high}}
+  - {{name: af, resource: low, related: en}}
+encoders: [multilingual]
+encoder: {enc}
+variants: [{{name: base}}]
+seeds: [0, 1]
+tasks: [upos]
+finetune: {{epochs: 1, lr: 0.001, max_train_sentences: 60, max_eval_sentences: 40}}
+curve: {{task: upos}}
+regression: null
+"""
+    path.write_text(text, encoding="utf-8")
+    spec = load_spec(path, "lab")
+    jobs = study_jobs(spec)
+    kinds = Counter(j.kind for j in jobs)
+    assert kinds["pretrain"] == 0 and kinds["hf_encoder"] == 1 and kinds["wd2020_checkpoint"] == 0
+    transfers = [j for j in jobs if j.kind == "transfer"]
+    assert sorted((j.config.train[0].lang, j.config.seed) for j in transfers) == \
+        [("af", 0), ("af", 1), ("en", 0), ("en", 1)]
+    assert {j.inputs[0].kind for j in transfers} == {"hf_encoder"} and {j.tag("encoder") for j in transfers} == \
+        {"multilingual"}
+    (curve,) = [j for j in jobs if j.kind == "vocab_curve"]
+    assert curve.inputs[0].inputs[0].kind == "hf_encoder"
+
+    ctx = RunContext(ArtifactStore(tmp_path / "work"), ResultsDB(tmp_path / "work" / "results.db"), "released")
+    run_study(spec, ctx, jobs=1)
+    scores = ctx.results.query(metric="accuracy", split="test")
+    assert {(r.test_lang, r.seed) for r in scores if r.test_lang != "avg"} == \
+        {("en", 0), ("en", 1), ("af", 0), ("af", 1)}
+    corpus = _only(ctx.store.workdir / "corpus")
+    rows = ctx.results.query(task="vocab", metric="vocab_above")
+    for lang in ("en", "af"):
+        lines = (corpus / text_file("corpus", lang, "train")).read_text(encoding="utf-8").splitlines()
+        counts = Counter(i for line in lines for i in released(line, add_special_tokens=False)["input_ids"])
+        above = {r.extra["threshold"]: r.value for r in rows
+                 if r.test_lang == lang and r.extra["vocabulary"] == "subword"}
+        for t in (0, 1, 5):
+            assert above[t] == pytest.approx(sum(c > t for c in counts.values()) / len(released))
+    (sharded,) = [p for p in (ctx.store.workdir / "shards").iterdir() if not p.name.startswith(".")]
+    assert not any(sharded.rglob("*.safetensors")) and not any(sharded.rglob("*.bin"))  # its vocabulary, no weights
+
+    path.write_text(text.replace("encoders: [multilingual]", "encoders: [monolingual]"), encoding="utf-8")
+    with pytest.raises(ConfigError, match="list 'multilingual' in encoders"):
+        study_jobs(load_spec(path, "lab"))

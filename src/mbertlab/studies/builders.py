@@ -75,9 +75,10 @@ def build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunCon
 def build_shards(config: ShardsConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     from mbertlab.tokenizers.shards import write_shards_into
 
-    tok, data = inputs
+    tok, data = inputs  # a tokenizer artifact, or a released encoder's (its own tokenizer)
+    directory = tok.path / "model" if tok.stage == "hf_encoder" else tok.path
     texts = {l: {s: text_path(data, l, s) for s in config.splits} for l in config.languages}
-    return ctx.store.build("shards", config, lambda out: write_shards_into(config, tok.path, texts, Path(out)), inputs)
+    return ctx.store.build("shards", config, lambda out: write_shards_into(config, directory, texts, Path(out)), inputs)
 
 
 def build_pretrain(config: PretrainConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

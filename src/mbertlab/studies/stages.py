@@ -107,6 +107,12 @@ def pretrain_job(shards: Job, settings: dict[str, Any], seed: int, tags) -> Job:
                tags=tags)
 
 
+def encoder_shards_job(encoder: Job, text: Job, languages: list[str], tags) -> Job:
+    """The languages' text under a released encoder's own tokenizer (e.g. mBERT's vocabulary for Fig. 3)."""
+    return Job("shards", ShardsConfig(languages=languages), (encoder, text), label=f"shards {'+'.join(languages)}",
+               tags=tags)
+
+
 def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languages: list[str],
                  settings: dict[str, Any], seed: int, mode: str, tags, label: str | None = None) -> Job:
     if task not in TASK_FILES[data.kind]:

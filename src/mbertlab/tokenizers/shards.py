@@ -94,10 +94,18 @@ def encode_file(tokenizer, path: Path, ids_path: Path, offsets_path: Path, dtype
 
 
 def write_shards_into(config: ShardsConfig, tokenizer_dir: Path, texts: dict[str, dict[str, Path]], out: Path) -> None:
-    """`texts[lang][split]` is a one-sentence-per-line file; writes the layout of docs/artifacts.md."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+    """`texts[lang][split]` is a one-sentence-per-line file; writes the layout of docs/artifacts.md.
+    `tokenizer_dir` is a tokenizer artifact or a Hugging Face encoder directory with a fast tokenizer (mBERT's)."""
+    ours = (tokenizer_dir / "mbertlab_tokenizer.json").exists()
+    released = None if ours else _released_tokenizer(tokenizer_dir)
+    if released is not None and config.shift_ids:
+        from mbertlab.errors import ConfigError
+        raise ConfigError(f"{tokenizer_dir}: shift_ids needs a tokenizer trained here (it knows its special ids)")
+    if ours:
+        from tokenizers import Tokenizer
+        tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+    else:
+        tokenizer = released.backend_tokenizer
     base_size = tokenizer.get_vocab_size()
     n_specials = _n_specials(tokenizer_dir)
     shifts = id_shifts(config, base_size, n_specials)
@@ -113,9 +121,23 @@ def write_shards_into(config: ShardsConfig, tokenizer_dir: Path, texts: dict[str
             n, total = encode_file(tokenizer, texts[lang][split], out / f"{lang}.{split}.ids.npy",
                                    out / f"{lang}.{split}.offsets.npy", dtype, shifts[lang], n_specials)
             info["sentences"][lang][split], info["tokens"][lang][split] = n, total
-    shutil.copytree(tokenizer_dir, out / "tokenizer", ignore=shutil.ignore_patterns("config.json", "meta.json",
-                                                                                     "inputs.json", "log.txt"))
+    if ours:
+        shutil.copytree(tokenizer_dir, out / "tokenizer", ignore=shutil.ignore_patterns("config.json", "meta.json",
+                                                                                         "inputs.json", "log.txt"))
+    else:  # the tokenizer's files only, not the encoder's weights beside them
+        released.save_pretrained(str(out / "tokenizer"))
     (out / "shards.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+
+
+def _released_tokenizer(directory: Path):
+    from transformers import AutoTokenizer
+
+    from mbertlab.errors import ConfigError
+
+    tokenizer = AutoTokenizer.from_pretrained(str(directory))
+    if not tokenizer.is_fast:
+        raise ConfigError(f"{directory}: the encoder's tokenizer has no fast (`tokenizers`) version to shard text with")
+    return tokenizer
 
 
 def _n_specials(tokenizer_dir: Path) -> int:

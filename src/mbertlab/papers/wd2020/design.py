@@ -5,7 +5,8 @@ language with a related, larger one; the Table 4 variants (base / small / smalle
 sequences) of the monolingual and bilingual encoders; vocabulary frequency curves (Fig. 3); the
 regression of scores on WikiSize and task-data size (Table 2); dev score per saved checkpoint (Fig. 4);
 optionally (`baseline`) a non-BERT baseline per language (Fig. 1): frozen word2vec vectors of the language's
-own text with a BiLSTM head (+ CRF for NER), tagged `encoder: baseline`.
+own text with a BiLSTM head (+ CRF for NER), tagged `encoder: baseline`. With `encoder:` (a Hugging Face
+directory such as mBERT) the multilingual encoder is that released model, as in the paper, not one pretrained here.
 
 Generated data: the generator writes every language at one size, so a `budget` stage cuts each
 language's pretraining text to its own budget; WikiSize is then measured from that text exactly as the
@@ -102,6 +103,10 @@ class Wd2020Settings(Config):
     data: GeneratedData | FilesData = Field(default_factory=GeneratedData)
     languages: list[Language] = Field(min_length=2)
     encoders: list[Encoder] = Field(default_factory=lambda: ["monolingual", "bilingual", "multilingual"])
+    encoder: str | None = Field(None, description="A released multilingual encoder (a Hugging Face directory, "
+                                "e.g. mBERT, the paper's object) used as the multilingual encoder instead of "
+                                "pretraining one; its own tokenizer gives Fig. 3's multilingual curve. It has no "
+                                "saved checkpoints, so Fig. 4 leaves it out.")
     monolingual_for: Literal["low", "all"] = Field("low", description="Languages that get a monolingual encoder.")
     variants: list[Variant] = Field(default_factory=lambda: [Variant(name="base")], min_length=1,
                                     description="Table 4: the first is the base; every variant trains the "
@@ -134,6 +139,9 @@ class Wd2020Settings(Config):
         if self.data.kind == "generated":
             problems += [f"languages.{l.name}.sentences: required with generated data" for l in self.languages
                          if l.sentences is None]
+        if self.encoder is not None and "multilingual" not in self.encoders:
+            problems.append("encoder: a released encoder stands for the multilingual encoder; list 'multilingual' "
+                            "in encoders")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -156,13 +164,18 @@ def plan(spec: StudySpec) -> list[Job]:
     jobs: list[Job] = [sizes]
     transfers: dict[tuple[str, str], list[Job]] = {}  # (encoder, variant) -> transfer jobs
     for encoder, variant, langs, evaluated, tags in _encoders(s):
-        shards = stages.shards_job(text, langs, _tokenizer(s, variant, langs, encoder), tags)
+        released = stages.hf_encoder_job(s.encoder, "encoder", tags) if encoder == "multilingual" and s.encoder \
+            else None
+        if released is None:
+            shards = stages.shards_job(text, langs, _tokenizer(s, variant, langs, encoder), tags)
+        else:  # the released encoder's own vocabulary on the languages' text
+            shards = stages.encoder_shards_job(released, text, langs, tags)
         if s.vocab_curves:
             jobs.append(Job("vocab_curve", _vocab_config(text), (shards, text), label=f"vocab {'+'.join(langs)}",
                             tags=tags))
         for seed in s.seeds:
             settings = _pretrain(s, variant, encoder)
-            model = stages.pretrain_job(shards, settings, seed, tags + (("seed", str(seed)),))
+            model = released or stages.pretrain_job(shards, settings, seed, tags + (("seed", str(seed)),))
             for lang in evaluated:
                 ltags = tags + (("seed", str(seed)), ("lang", lang.name), ("resource", lang.resource))
                 for task in s.tasks:
@@ -173,7 +186,7 @@ def plan(spec: StudySpec) -> list[Job]:
                     transfers.setdefault((encoder, variant.name), []).append(job)
                     jobs.append(job)
                 if s.curve and seed == s.seeds[0] and variant is s.variants[0] and encoder in s.curve.encoders \
-                        and lang.resource == "low" and has_task(data, s.curve.task, lang.name):
+                        and released is None and lang.resource == "low" and has_task(data, s.curve.task, lang.name):
                     jobs += _curve_jobs(s, model, data, lang, settings, seed, ltags)
     if s.regression:
         jobs += _regression_jobs(s, sizes, transfers.get((s.regression.encoder, s.variants[0].name), []))
