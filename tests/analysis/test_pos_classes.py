@@ -24,6 +24,9 @@ def test_most_frequent_upos(tmp_path):
     path.write_text(CONLLU, encoding="utf-8")
     assert most_frequent_upos([path]) == {"run": "VERB", "dogs": "NOUN", "the": "DET", "fast": "ADV"}
     assert "DET" in CLOSED_CLASSES and "PUNCT" not in CLOSED_CLASSES
+    tsv = tmp_path / "t.tsv"  # XTREME's token<TAB>UPOS form, as the taskdata stage writes real UPOS files
+    tsv.write_text("run\tVERB\ndogs\tNOUN\nrun\tNOUN\n\nthe\tDET\nrun\tVERB\nfast\tADV\n\n", encoding="utf-8")
+    assert most_frequent_upos([tsv]) == most_frequent_upos([path])
 
 
 def test_mrr_by_pos_equals_hand_computation():

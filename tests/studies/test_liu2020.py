@@ -15,7 +15,7 @@ from mbertlab.studies.published import load_published
 from mbertlab.studies.report import study_rows, write_report
 from mbertlab.studies.runner import spec_section, study_jobs, study_status
 from mbertlab.studies.spec import load_spec
-from tests.conftest import SHARED_DATA
+from tests.conftest import REPO, SHARED_DATA
 
 MODELS = ("BERT", "word2vec (skip-gram)", "word2vec (CBOW)", "GloVe")
 PAPER = SHARED_DATA.parent / "papers" / "liu2020-what-makes-multilingual-bert-multilingual.txt"
@@ -82,7 +82,7 @@ def test_bad_settings_are_config_errors():
     with pytest.raises(ConfigError, match="static.dim"):
         load_spec("liu2020", "test", ["static.dim=8"])
     with pytest.raises(ConfigError, match="unknown language"):
-        study_jobs(load_spec("liu2020", "test", ["target=fake"]))
+        study_jobs(load_spec("liu2020", "test", ["targets=[fake]"]))
     with pytest.raises(ConfigError, match="window_sizes"):
         load_spec("liu2020", "test", ["window_sizes=[500k]"])
 
@@ -255,3 +255,94 @@ def test_the_verdict_checker_decides_with_three_seeds():
 
 def load_spec_findings() -> list[dict]:
     return spec_section(load_spec("liu2020", "lab"), "findings")
+
+
+def test_real_text_with_muse_and_a_released_encoder_end_to_end(tmp_path, shared_data):
+    """Real text and MUSE dictionaries (the paper's data kind): joint pretraining over English and every target,
+    each size a cap on every language's text, retrieval en → each target on the largest size's text with POS
+    classes from the English UPOS file, and a released encoder (a Hugging Face directory) as a reference row."""
+    from transformers import AutoTokenizer
+
+    from mbertlab.pretrain.config import ModelShape
+    from mbertlab.pretrain.model import new_model
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.store.results import ResultsDB
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.studies.runner import run_study
+    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
+
+    langs = ("en", "es", "de")
+    tok, enc = tmp_path / "tok", tmp_path / "released"
+    tok.mkdir()
+    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=800, languages=list(langs)),
+                         {l: shared_data / "raw_text" / f"{l}.txt" for l in langs}, tok)
+    released = AutoTokenizer.from_pretrained(tok)
+    new_model(ModelShape(layers=1, hidden=32, heads=2), len(released)).save_pretrained(enc)
+    released.save_pretrained(enc)
+    path = tmp_path / "real.yaml"
+    text = f"""
+name: liu-real
+design: liu2020
+precision: fp32
+data:
+  kind: files
+  root: {shared_data}
+  languages:
+    en: {{text: [raw_text/en.txt], upos: {{train: udpos_xtreme/train-en.tsv}}}}
+    es: {{text: [raw_text/es.txt], lexicon: muse/en-es.txt}}
+    de: {{text: [raw_text/de.txt], lexicon: muse/en-de.txt}}
+source: en
+targets: [es, de]
+sizes: [{{name: small, sentences: 150}}, {{name: large, sentences: 300}}]
+window: null
+seeds: [0]
+static_methods: [word2vec_sg]
+static: {{epochs: 1, min_count: 1}}
+tasks: []
+encoder: {enc}
+tokenizer: {{kind: word, vocab_size: 3000}}
+pretrain: {{model: {{layers: 1, hidden: 32, heads: 2}}, steps: 10, batch_size: 8, seq_len: 16}}
+retrieval: {{sentences: 300}}
+"""
+    path.write_text(text, encoding="utf-8")
+    spec = load_spec(path, "lab")
+    jobs = study_jobs(spec)
+    retrieval = [j for j in jobs if j.kind == "word_retrieval"]
+    # (BERT + word2vec) x 2 sizes + the released encoder, each to es and de
+    assert sorted((j.tag("method"), j.tag("size"), j.config.target) for j in retrieval) == sorted(
+        [(m, z, t) for m in ("BERT", "word2vec (skip-gram)") for z in ("small", "large") for t in ("es", "de")]
+        + [("released encoder", "", t) for t in ("es", "de")])
+    large = {j.inputs[2].key for j in retrieval}  # every model read on the largest size's text
+    assert len(large) == 1 and {j.inputs[2].kind for j in retrieval} == {"corpus"}
+    assert {j.config.treebank for j in retrieval} == {"{lang}/upos/train.tsv"}
+    corpora = {j.tag("size"): j.inputs[0].inputs[1] for j in jobs if j.kind == "pretrain"}
+    assert {z: [l.max_sentences for l in c.config.languages] for z, c in corpora.items()} == \
+        {"small": [150] * 3, "large": [300] * 3}
+    assert {j.inputs[0].kind for j in retrieval if j.tag("method") == "released encoder"} == {"hf_encoder"}
+
+    ctx = RunContext(ArtifactStore(tmp_path / "work"), ResultsDB(tmp_path / "work" / "results.db"), "liu-real")
+    run_study(spec, ctx, jobs=1)
+    rows = ctx.results.query(task="retrieval", metric="mrr")
+    assert len(rows) == len(retrieval) and {r.test_lang for r in rows} == {"es", "de"}
+    assert all(0 < r.value <= 1 for r in rows)
+    assert ctx.results.query(task="retrieval", metric="mrr_NOUN")  # POS classes read from the English UPOS TSV
+    md = write_report(spec, ctx, tmp_path / "report")[0].read_text(encoding="utf-8")
+    assert "| Model | Target | MRR small |" in md and "Released encoder released (reference)" in md
+
+    path.write_text(text.replace("tasks: []", "tasks: [xnli]"), encoding="utf-8")
+    with pytest.raises(ConfigError, match="word retrieval only"):
+        load_spec(path, "lab")
+
+
+def test_the_real_text_spec_pairs_english_with_every_muse_language():
+    """studies/liu2020-real.yaml: every shared MUSE pair, read from ../shared/data, at lab and test scale."""
+    lab = load_spec(REPO / "studies" / "liu2020-real.yaml", "lab")
+    assert lab.settings.targets == ["es", "de", "ru", "hi", "ar", "zh"]
+    jobs = study_jobs(lab)
+    retrieval = [j for j in jobs if j.kind == "word_retrieval"]
+    # per seed: 2 sizes x (BERT, 3 static, window BERT) + Figure 4's 2 word2vec x 2 windows, each to 6 targets
+    assert len(retrieval) == 3 * (2 * 5 + 4) * 6
+    assert all(j.inputs[1].kind == "taskdata" and j.inputs[2].kind == "corpus" for j in retrieval)
+    assert not [j for j in jobs if j.kind == "transfer"]
+    test = study_jobs(load_spec(REPO / "studies" / "liu2020-real.yaml", "test"))
+    assert {j.config.target for j in test if j.kind == "word_retrieval"} == {"es", "de"}

@@ -15,11 +15,16 @@ REPORTED = ("NOUN", "VERB", "ADJ", "ADV", "open", "closed")
 
 
 def most_frequent_upos(paths: list[Path], lowercase: bool = False) -> dict[str, str]:
-    """word -> its most frequent UPOS over the treebank files (ties: alphabetically first tag)."""
+    """word -> its most frequent UPOS over the treebank files (ties: alphabetically first tag); a `.tsv` file is
+    read as XTREME's token<TAB>UPOS form (the taskdata stage's layout), anything else as CoNLL-U."""
+    from mbertlab.formats.udpos import read_udpos_tsv
+
     counts: dict[str, Counter] = {}
     for path in paths:
-        for sent in read_conllu(path):
-            for form, tag in zip(sent.forms, sent.upos):
+        tagged = ((s.tokens, s.tags) for s in read_udpos_tsv(path)) if Path(path).suffix == ".tsv" else \
+            ((s.forms, s.upos) for s in read_conllu(path))
+        for forms, tags in tagged:
+            for form, tag in zip(forms, tags):
                 counts.setdefault(form.lower() if lowercase else form, Counter())[tag] += 1
     return {w: min(c, key=lambda t: (-c[t], t)) for w, c in counts.items()}
 

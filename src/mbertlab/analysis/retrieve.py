@@ -139,13 +139,14 @@ def _scored_lexicon(config: WordRetrievalConfig, data_root: Path, model_dir: Pat
 
 
 def word_retrieval_into(config: WordRetrievalConfig, vectors: Artifact, data_root: Path, out: Path,
-                        results: ResultsDB, study: str = "") -> dict:
-    """Text, lexicon and treebank from `data_root`; `vectors` is a `static` or a `pretrain` artifact."""
+                        results: ResultsDB, study: str = "", text_root: Path | None = None) -> dict:
+    """Lexicon and treebank from `data_root`, text from `text_root` (default: the same); `vectors` is a `static`,
+    a `pretrain` or an `hf_encoder` artifact."""
     from mbertlab.runtime import seed_everything, setup_torch
 
     setup_torch()
     seed_everything(config.seed)
-    sentences = {l: list(_text(config, data_root, l)) for l in (config.source, config.target)}
+    sentences = {l: list(_text(config, text_root or data_root, l)) for l in (config.source, config.target)}
     dictionary, entries = _scored_lexicon(config, data_root, vectors.path / "model", sentences)
     classes = most_frequent_upos([data_root / config.treebank.format(lang=config.source)]) if config.treebank else {}
     scores, metrics = _lexicon_scores(config, vectors, dictionary, (sentences[config.source],

@@ -129,11 +129,11 @@ def build_static(config: StaticStageConfig, inputs: list[Artifact], ctx: RunCont
 
 
 def build_word_retrieval(config: WordRetrievalConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    vectors, data = inputs
-    if vectors.stage not in ("static", "pretrain"):
-        raise ConfigError(f"word_retrieval reads a static or pretrain artifact, got {vectors.stage!r}")
+    vectors, data, text = inputs[0], inputs[1], inputs[-1]  # text: a third input where it is not in `data`
+    if vectors.stage not in ENCODER_STAGES:
+        raise ConfigError(f"word_retrieval reads a static, pretrain or hf_encoder artifact, got {vectors.stage!r}")
     return ctx.store.build("word_retrieval", config, lambda out: word_retrieval_into(
-        config, vectors, data.path, Path(out), ctx.results, ctx.study), inputs)
+        config, vectors, data.path, Path(out), ctx.results, ctx.study, text.path), inputs)
 
 
 def build_vocab_curve(config: VocabCurveConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

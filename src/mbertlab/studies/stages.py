@@ -193,13 +193,17 @@ def static_job(tokenizer: Job, text: Job, languages: list[str], settings: dict, 
                tags=tuple(tags))
 
 
-def word_retrieval_job(vectors: Job, data: Job, source: str, target: str, settings: dict, tags=()) -> Job:
-    """Retrieval source → target with `data`'s gold lexicon; text and treebank are read from `data` too."""
+def word_retrieval_job(vectors: Job, data: Job, source: str, target: str, settings: dict, tags=(),
+                       text: Job | None = None) -> Job:
+    """Retrieval source → target with `data`'s gold lexicon and treebank; the languages' text is read from `text`
+    where given (real data: the corpus job), else from `data`."""
     from mbertlab.config import parse_config
 
-    keys = {**settings, "source": source, "target": target, "lexicon": f"lexicon/{source}-{target}.txt"}
+    keys = {**settings, "source": source, "target": target, "lexicon": f"lexicon/{source}-{target}.txt",
+            **({"text_files": TEXT_FILES[text.kind]} if text is not None else {})}
     config = parse_config(WordRetrievalConfig, keys, "study key 'retrieval'")
-    return Job("word_retrieval", config, (vectors, data), label=f"retrieval {source}-{target} {vectors.label}",
+    inputs = (vectors, data) if text is None else (vectors, data, text)
+    return Job("word_retrieval", config, inputs, label=f"retrieval {source}-{target} {vectors.label}",
                tags=tuple(tags))
 
 

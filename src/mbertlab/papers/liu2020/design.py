@@ -7,6 +7,10 @@ gold lexicon (MRR, P@1, MRR by part of speech) and on XNLI (and MLDoc) zero-shot
 head (BiLSTM + max-pooling). Word2vec with longer windows at the smallest size (`word2vec_windows`, Figure 4)
 is scored on word retrieval only.
 
+Real text (`data.kind: files`, `studies/liu2020-real.yaml`): every size caps each language's text, the
+lexicons are MUSE dictionaries, and pretraining is joint over the source and every target (`targets`). With
+`encoder:` a released encoder (a Hugging Face directory) is scored beside the models as a reference row.
+
 Controls built in: one tokenizer (learned on the largest size's text) for every model, so only the
 amount of data varies; XNLI, lexicon, retrieval text and treebank come from the largest size's data
 (the generator makes them identical across sizes); the window model sees as many tokens per step as
@@ -20,12 +24,14 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.studies.data import GeneratedData
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES
+from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
 STATIC_NAMES = {"word2vec_sg": "word2vec (skip-gram)", "word2vec_cbow": "word2vec (CBOW)", "glove": "GloVe"}
 BERT = "BERT"
+RELEASED = "released encoder"
 
 
 class DataSize(Config):
@@ -34,10 +40,14 @@ class DataSize(Config):
 
 
 class Liu2020Settings(Config):
-    data: GeneratedData = Field(default_factory=GeneratedData, description="Generated languages (gold lexicon, "
-                                "UD treebank for POS classes, XNLI- and MLDoc-style sets).")
+    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages (gold "
+                                            "lexicon, UD treebank for POS classes, XNLI- and MLDoc-style sets) or "
+                                            "real text with MUSE dictionaries (kind: files; `sizes` cap each "
+                                            "language's text).")
     source: str = Field("src", description="Retrieval source and the language XNLI is trained on.")
-    target: str = Field("same", description="Retrieval target and zero-shot XNLI language.")
+    targets: list[str] = Field(default_factory=lambda: ["same"], min_length=1, description="Retrieval targets and "
+                               "zero-shot languages; pretraining is joint over the source and every target (the "
+                               "paper: 15 languages, English paired with each of the 14 others).")
     sizes: list[DataSize] = Field(min_length=1, description="Data sizes, smallest first.")
     window: int | None = Field(20, ge=4, description="Pretraining window (tokens) of the short-context BERT; "
                                "null: no window model. Must be shorter than pretrain.seq_len.")
@@ -46,6 +56,8 @@ class Liu2020Settings(Config):
     word2vec_windows: list[int] = Field(default_factory=list, description="Figure 4: word2vec (each word2vec "
                                         "method of static_methods) at the smallest size with these windows too, "
                                         "scored on word retrieval (the paper's 128 and 256).")
+    encoder: str | None = Field(None, description="A released encoder (a Hugging Face directory, e.g. mBERT) scored "
+                                "beside the models trained here as a reference row, with its own tokenizer.")
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys (shared by all).")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
@@ -53,7 +65,8 @@ class Liu2020Settings(Config):
         default_factory=lambda: ["word2vec_sg", "word2vec_cbow", "glove"])
     static: dict[str, Any] = Field(default_factory=dict, description="StaticConfig keys (window, negative, epochs, "
                                    "...); `dim` is always the BERT hidden size.")
-    tasks: list[Literal["xnli", "mldoc"]] = Field(default_factory=lambda: ["xnli"])
+    tasks: list[Literal["xnli", "mldoc"]] = Field(default_factory=lambda: ["xnli"], description="Zero-shot tasks "
+                                                  "(generated data only; [] with real data).")
     bert_mode: Literal["feature", "finetune"] = Field("feature", description="feature: BERT as frozen features "
                                                       "under the same BiLSTM head as the static vectors.")
     finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys.")
@@ -70,6 +83,11 @@ class Liu2020Settings(Config):
             raise ValueError(f"window_sizes {unknown} are not among the sizes {names}")
         if "dim" in self.static:
             raise ValueError("static.dim: leave it out, it is the BERT hidden size (pretrain.model.hidden)")
+        if self.source in self.targets or len(set(self.targets)) != len(self.targets):
+            raise ValueError(f"targets: each once, none the source {self.source!r}; got {self.targets}")
+        if self.data.kind == "files" and self.tasks:
+            raise ValueError("tasks: real data (data.kind: files) has word retrieval only; the shared data has no "
+                             "English NLI training set and XTREME's XNLI dev sets translate one another. Set tasks: []")
         return self
 
 
@@ -81,57 +99,102 @@ def plan(spec: StudySpec) -> list[Job]:
     from mbertlab.tokenizers.train import TokenizerConfig
 
     s: Liu2020Settings = spec.settings  # type: ignore[assignment]
-    pair = [s.source, s.target]
-    data = {size.name: stages.generate_job(s.data.preset, s.data.seed, _with_train_size(s.data.set, size.sentences))
-            for size in s.sizes}
+    langs = [s.source, *s.targets]
+    text, evaluation = _data_jobs(s, spec)
     largest = max(s.sizes, key=lambda z: z.sentences).name
-    evaluation = data[largest]
-    languages = stages.data_languages(evaluation)
-    missing = [l for l in pair if l not in languages]
-    if missing:
-        raise ConfigError(f"{spec.source}: keys 'source'/'target': unknown language(s) {', '.join(missing)} "
-                          f"(data: {', '.join(languages)})")
-    tok = Job("tokenizer", parse_config(TokenizerConfig, {**s.tokenizer, "languages": pair}, "study key 'tokenizer'"),
-              (evaluation,), label=f"tokenizer {'+'.join(pair)}")
+    retrieval_text = None if s.data.kind == "generated" else text[largest]
+    _check_languages(s, spec, text[largest])
+    retrieval = _retrieval_settings(s)
+    tok = Job("tokenizer", parse_config(TokenizerConfig, {**s.tokenizer, "languages": langs}, "study key 'tokenizer'"),
+              (text[largest],), label=f"tokenizer {'+'.join(langs)}")
     full = parse_config(PretrainConfig, {**s.pretrain, "seed": 0}, "study key 'pretrain'")
     static_settings = {**s.static, "dim": full.model.hidden}
+    text_files = None if s.data.kind == "generated" else TEXT_FILES["corpus"]
     jobs: list[Job] = []
     if s.majority:
-        jobs += [stages.transfer_job(None, evaluation, task, s.source, pair, s.finetune, 0, "majority",
+        jobs += [stages.transfer_job(None, evaluation, task, s.source, langs, s.finetune, 0, "majority",
                                      (("method", "majority"),)) for task in s.tasks]
     for seed in s.seeds:
-        models: list[tuple[Job, tuple]] = []
+        models: list[tuple[Job, tuple]] = []  # (model, the tags of its rows)
         for size in s.sizes:
-            shards = Job("shards", ShardsConfig(languages=pair), (tok, data[size.name]), label=f"shards {size.name}")
+            shards = Job("shards", ShardsConfig(languages=langs), (tok, text[size.name]), label=f"shards {size.name}")
             tags = (("size", size.name), ("window", "full"), ("seed", str(seed)))
-            models.append((stages.pretrain_job(shards, s.pretrain, seed, (("method", BERT),) + tags), tags))
+            models.append((stages.pretrain_job(shards, s.pretrain, seed, (("method", BERT),) + tags), ()))
             for method in s.static_methods:
-                job = static_job(tok, data[size.name], pair, {**static_settings, "method": method, "seed": seed},
-                                 (("method", STATIC_NAMES[method]),) + tags)
-                models.append((job, tags))
+                models.append((static_job(tok, text[size.name], langs,
+                                          {**static_settings, "method": method, "seed": seed},
+                                          (("method", STATIC_NAMES[method]),) + tags, text_files=text_files), ()))
             if s.window is not None and size.name in windowed_sizes(s):
                 models.append((_window_model(s, full, shards, seed, size.name), ()))
-        for model, _ in models:
-            jobs.append(word_retrieval_job(model, evaluation, s.source, s.target, s.retrieval, model.tags))
-            mode = s.bert_mode if model.kind == "pretrain" else "feature"
-            jobs += [stages.transfer_job(model, evaluation, task, s.source, pair, s.finetune, seed, mode, model.tags)
+        if s.encoder:  # one artifact for every seed: the seed is the task head's
+            models.append((stages.hf_encoder_job(s.encoder, "encoder"), (("method", RELEASED), ("seed", str(seed)))))
+        for model, own in models:
+            tags = own or model.tags
+            if model.kind != "hf_encoder" or seed == s.seeds[0]:  # a released encoder's retrieval has no seed
+                jobs += [word_retrieval_job(model, evaluation, s.source, t, retrieval, tags, retrieval_text)
+                         for t in s.targets]
+            mode = s.bert_mode if model.kind in ("pretrain", "hf_encoder") else "feature"
+            jobs += [stages.transfer_job(model, evaluation, task, s.source, langs, s.finetune, seed, mode, tags)
                      for task in s.tasks]
         smallest = min(s.sizes, key=lambda z: z.sentences).name
-        jobs += _word2vec_window_jobs(s, tok, data[smallest], evaluation, static_settings, smallest, seed)
+        jobs += _word2vec_window_jobs(s, tok, text[smallest], evaluation, static_settings, smallest, seed,
+                                      retrieval, retrieval_text)
     return jobs
 
 
+def _check_languages(s: Liu2020Settings, spec: StudySpec, text: Job) -> None:
+    from mbertlab.studies import stages
+
+    languages = stages.data_languages(text) if s.data.kind == "generated" else list(s.data.languages)
+    missing = [l for l in [s.source, *s.targets] if l not in languages]
+    if missing:
+        raise ConfigError(f"{spec.source}: keys 'source'/'targets': unknown language(s) {', '.join(missing)} "
+                          f"(data: {', '.join(languages)})")
+
+
+def _data_jobs(s: Liu2020Settings, spec: StudySpec) -> tuple[dict[str, Job], Job]:
+    """(each size's text job, the evaluation data job). Generated: one generation per size, evaluated on the
+    largest (the generator makes XNLI, lexicon and treebank identical across sizes). Real: one corpus job per
+    size (each language's text cut to the size) and one taskdata job (MUSE lexicons, treebank)."""
+    from pathlib import Path
+
+    from mbertlab.studies import stages
+
+    if s.data.kind == "generated":
+        text = {z.name: stages.generate_job(s.data.preset, s.data.seed, _with_train_size(s.data.set, z.sentences))
+                for z in s.sizes}
+        return text, text[max(s.sizes, key=lambda z: z.sentences).name]
+    text, taskdata = {}, None
+    for z in s.sizes:
+        capped = s.data.model_copy(update={"languages": {
+            name: lang.model_copy(update={"max_sentences": z.sentences}) for name, lang in s.data.languages.items()}})
+        text[z.name], taskdata = stages.files_jobs(capped, s.source, Path(spec.source).parent)
+    return text, taskdata
+
+
+def _retrieval_settings(s: Liu2020Settings) -> dict[str, Any]:
+    """Real data: POS classes from the source's UPOS training file where the spec gives one (none otherwise)."""
+    if s.data.kind == "generated" or "treebank" in s.retrieval:
+        return s.retrieval
+    has_train = "train" in s.data.languages[s.source].upos if s.source in s.data.languages else False
+    pattern = TASK_FILES["taskdata"]["upos"][0]
+    return {**s.retrieval, "treebank": pattern.replace("{split}", "train") if has_train else None}
+
+
 def _word2vec_window_jobs(s: Liu2020Settings, tok: Job, text: Job, evaluation: Job, static_settings: dict,
-                          size: str, seed: int) -> list[Job]:
+                          size: str, seed: int, retrieval: dict, retrieval_text: Job | None) -> list[Job]:
     """Figure 4: word2vec with each of `word2vec_windows` on the small data, scored on word retrieval."""
     from mbertlab.studies.stages import static_job, word_retrieval_job
 
+    text_files = None if s.data.kind == "generated" else TEXT_FILES["corpus"]
     jobs = []
     for method, window in word2vec_grid(s):
         tags = (("method", STATIC_NAMES[method]), ("size", size), ("window", str(window)), ("seed", str(seed)))
-        vectors = static_job(tok, text, [s.source, s.target],
-                             {**static_settings, "method": method, "seed": seed, "window": window}, tags)
-        jobs.append(word_retrieval_job(vectors, evaluation, s.source, s.target, s.retrieval, tags))
+        vectors = static_job(tok, text, [s.source, *s.targets],
+                             {**static_settings, "method": method, "seed": seed, "window": window}, tags,
+                             text_files=text_files)
+        jobs += [word_retrieval_job(vectors, evaluation, s.source, t, retrieval, tags, retrieval_text)
+                 for t in s.targets]
     return jobs
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
-from mbertlab.papers.liu2020.design import BERT, STATIC_NAMES, windowed_sizes, word2vec_grid
+from mbertlab.papers.liu2020.design import BERT, RELEASED, STATIC_NAMES, windowed_sizes, word2vec_grid
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, cell
 from mbertlab.studies.spec import StudySpec
@@ -32,30 +32,45 @@ def liu2020_report(spec: StudySpec, store, results) -> Report:
         tables.append(_word2vec_window_table(s, rows_of))
     tables += [_task_table(s, rows_of, models, sizes, task) for task in s.tasks]
     tables.append(_pos_table(s, rows_of, models, largest))
+    if s.encoder:
+        tables.append(_released_table(s, rows_of))
     notes = [f"Sizes {', '.join(f'{z.name} = {z.sentences} sentences per language' for z in s.sizes)} (the "
              "paper's 200k / 1000k, scaled). Mean ± sample std over seeds "
-             f"{s.seeds}. Every model shares one tokenizer; static vectors have the BERT hidden size; XNLI "
-             f"uses a BiLSTM + max-pooling head on frozen features (BERT mode: {s.bert_mode})."]
+             f"{s.seeds}. Every model shares one tokenizer; static vectors have the BERT hidden size."
+             + (f" Zero-shot tasks use a BiLSTM + max-pooling head on frozen features (BERT mode: {s.bert_mode})."
+                if s.tasks else "")]
     return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, [], notes)
 
 
+def _targets(s) -> list[tuple[list[str], dict]]:
+    """Row labels and row filters per target: the target itself, or each target and their average."""
+    if len(s.targets) == 1:
+        return [([], {})]
+    return [([t], {"test_lang": t}) for t in s.targets] + [(["avg"], {})]
+
+
 def _retrieval_table(s, rows_of, models, sizes) -> Table:
-    columns = ["Model"] + [f"{name} {size}" for size in sizes for name in ("MRR", "P@1")]
+    several = len(s.targets) > 1
+    columns = ["Model"] + (["Target"] if several else []) + [f"{name} {size}" for size in sizes
+                                                             for name in ("MRR", "P@1")]
     body = []
     for model in models:
-        row: list = [model]
-        for size in sizes:
-            rows = rows_of.select("word_retrieval", method=model, size=size, window="full")
-            row += [cell(rows, "mrr", 1.0, 3), cell(rows, "p@1", 100.0, 1)]
-        body.append(row)
-    return Table(f"Word retrieval {s.source} → {s.target} (MRR, P@1 %) by training data size", columns, body,
+        for label, where in _targets(s):
+            row: list = [model, *label]
+            for size in sizes:
+                rows = rows_of.select("word_retrieval", method=model, size=size, window="full")
+                row += [cell(rows, "mrr", 1.0, 3, **where), cell(rows, "p@1", 100.0, 1, **where)]
+            body.append(row)
+    return Table(f"Word retrieval {s.source} → {', '.join(s.targets)} (MRR, P@1 %) by training data size", columns,
+                 body,
                  note="Mirrors the paper's Figure 1a / 1b (200k / 1000k), whose values are only plotted. Each source "
                       "word ranks every target word of the gold lexicon by cosine similarity; BERT: contextual "
                       "vectors averaged over the word's occurrences, last layer.")
 
 
 def _window_table(s, rows_of, size: str) -> Table:
-    columns = ["Model", "Window", "MRR", "P@1"] + [f"{get_task(t).title} {s.target}" for t in s.tasks]
+    columns = ["Model", "Window", "MRR", "P@1"] + [f"{get_task(t).title} {lang}" for t in s.tasks
+                                                   for lang in s.targets]
     body = []
     for window in ("full", "short"):
         retrieval = rows_of.select("word_retrieval", method=BERT, size=size, window=window)
@@ -63,7 +78,7 @@ def _window_table(s, rows_of, size: str) -> Table:
                      cell(retrieval, "p@1", 100.0, 1)]
         for task in s.tasks:
             transfer = rows_of.select("transfer", method=BERT, size=size, window=window, task=task)
-            row.append(cell(transfer, "accuracy", 100.0, 1, test_lang=s.target, split="test"))
+            row += [cell(transfer, "accuracy", 100.0, 1, test_lang=lang, split="test") for lang in s.targets]
         body.append(row)
     return Table(f"Context window of BERT ({size} data)", columns, body,
                  note="Mirrors the paper's Figure 3 (values only plotted). The window model sees as many tokens per "
@@ -86,19 +101,25 @@ def _word2vec_window_table(s, rows_of) -> Table:
 
 def _task_table(s, rows_of, models, sizes, task: str) -> Table:
     title = get_task(task).title
-    columns = ["Model", "Size", f"{s.source} (train language)", f"{s.target} (zero-shot)", "Δ"]
+    single = len(s.targets) == 1
+    columns = ["Model", "Size", f"{s.source} (train language)"] + [f"{t} (zero-shot)" for t in s.targets] + \
+        (["Δ"] if single else [])
+
+    def scores(rows) -> list:
+        src = cell(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test")
+        tgts = [cell(rows, "accuracy", 100.0, 1, test_lang=t, split="test") for t in s.targets]
+        return [src, *tgts] + ([delta(src, tgts[0])] if single else [])
+
     body = []
     for model in models:
         for size in sizes:
-            rows = rows_of.select("transfer", method=model, size=size, window="full", task=task)
-            src = cell(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test")
-            tgt = cell(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test")
-            body.append([model, size, src, tgt, delta(src, tgt)])
+            body.append([model, size, *scores(rows_of.select("transfer", method=model, size=size, window="full",
+                                                             task=task))])
     if s.majority:
-        rows = rows_of.select("transfer", method="majority", task=task)
-        body.append(["majority label", "—", cell(rows, "accuracy", 100.0, 1, test_lang=s.source, split="test"),
-                     cell(rows, "accuracy", 100.0, 1, test_lang=s.target, split="test"), "—"])
-    return Table(f"{title} accuracy (%): trained on {s.source}, tested zero-shot on {s.target}", columns, body,
+        majority = scores(rows_of.select("transfer", method="majority", task=task))
+        body.append(["majority label", "—", *(majority[:-1] + ["—"] if single else majority)])
+    return Table(f"{title} accuracy (%): trained on {s.source}, tested zero-shot on {', '.join(s.targets)}", columns,
+                 body,
                  note="Mirrors the paper's Figure 2a / 2b (200k / 1000k), whose values are only plotted.")
 
 
@@ -119,3 +140,21 @@ def _pos_table(s, rows_of, models, largest: str) -> Table:
                       "is its average over de, es, ar, fr, ru, tr -> en, POS from OntoNotes). Ours: each source word "
                       "takes its most frequent UPOS in the source treebank; open = ADJ ADV INTJ NOUN PROPN VERB, "
                       "closed = UD's closed classes.")
+
+
+def _released_table(s, rows_of) -> Table:
+    """The released encoder (`encoder:`) as a reference, scored exactly as the models trained here."""
+    from pathlib import Path
+
+    columns = ["Target", "MRR", "P@1"] + [f"{get_task(t).title}" for t in s.tasks]
+    retrieval = rows_of.select("word_retrieval", method=RELEASED)
+    body = []
+    for lang in s.targets:
+        row: list = [lang, cell(retrieval, "mrr", 1.0, 3, test_lang=lang), cell(retrieval, "p@1", 100.0, 1,
+                                                                                  test_lang=lang)]
+        row += [cell(rows_of.select("transfer", method=RELEASED, task=t), "accuracy", 100.0, 1, test_lang=lang,
+                     split="test") for t in s.tasks]
+        body.append(row)
+    return Table(f"Released encoder {Path(s.encoder).name} (reference)", columns, body,
+                 note="Scored with its own tokenizer on the same lexicon, text and task head as the models above "
+                      "(the paper's starting point: m-BERT's cross-lingual ability).")
