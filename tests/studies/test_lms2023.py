@@ -81,6 +81,25 @@ def test_lab_scale_trains_equal_epochs_and_probes_every_pair():
         load_spec("lms2023", "lab", overrides=["in_language=low"])
 
 
+def test_paper_scale_runs_five_probes_per_model_each_from_its_own_initialisation():
+    """Table 3: "Each entry is a mean of 5 runs with different probe initialization." Every probe of the lab's
+    one-run plan is run 0 of the paper's, with the same seed; runs 1-4 differ only in the probe's seed."""
+    paper = load_spec("lms2023", "paper")
+    assert paper.settings.probe_runs == 5
+    jobs = [j for j in study_jobs(paper) if j.kind == "transfer"]
+    runs = Counter((j.tag("set"), j.tag("variant"), j.tag("seed"), j.config.task, j.config.train[0].lang)
+                   for j in jobs)
+    assert set(runs.values()) == {5}
+    same = {}
+    for job in jobs:
+        assert job.config.seed == int(job.tag("seed")) + 1000 * int(job.tag("probe_run"))
+        probe = (job.tag("set"), job.tag("variant"), job.tag("seed"), job.config.task, job.config.train[0].lang)
+        same.setdefault(probe, set()).add((job.inputs[0].key, str(job.config.model_dump(exclude={"seed"}))))
+    assert {len(v) for v in same.values()} == {1}  # the five runs differ in the probe's seed alone
+    one = {j.key for j in study_jobs(load_spec("lms2023", "paper", ["probe_runs=1"])) if j.kind == "transfer"}
+    assert one == {j.key for j in jobs if j.tag("probe_run") == "0"}
+
+
 def test_appendix_c_sweeps_sizes_and_distils_from_larger_teachers():
     """Appendix C: a100 alone at shares 10-100, the 10/50/100 models teaching students on their own size and every
     smaller one (prefixes of the teacher's data), students at the spec's learning-rate factor (the paper's 5x at paper

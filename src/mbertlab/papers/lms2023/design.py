@@ -97,6 +97,8 @@ class Lms2023Settings(Config):
                                     description="Overrides of `pretrain` for the student (temperature, hard_weight).")
     tasks: list[Literal["upos", "ner"]] = Field(default_factory=lambda: ["upos", "ner"])
     probe: dict[str, Any] = Field(default_factory=dict, description="Transfer keys of the probes (mode probe).")
+    probe_runs: int = Field(1, ge=1, description="Probes per model and language, each from its own initialisation "
+                            "(the paper: 5 on one pretraining). Run r > 0 seeds its probe with seed + 1000·r.")
     appendix_c: MonolingualSweep | None = Field(None, description="Monolingual distillation by corpus size "
                                                 "(Appendix C), in the first set that has the language.")
     in_language: Literal["all", "low", "none"] = Field("all", description="Languages probed in-language besides "
@@ -238,6 +240,9 @@ def _for(s: Lms2023Settings, settings: dict[str, Any], sentences: int) -> dict[s
     return {**settings, "steps": max(1, math.ceil(s.epochs * sentences / batch))}
 
 
+PROBE_SEED_STEP = 1000  # probe run r of model seed k seeds its probe with k + 1000·r
+
+
 def _probe_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, encoder: Job, seed: int, tags) -> list[Job]:
     from mbertlab.studies import stages
 
@@ -252,8 +257,10 @@ def _probe_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, encoder: Job, 
     jobs = []
     for task in s.tasks:
         for train, langs in probes:
-            label = f"{task} probe {variant} {lset.name} from {train} seed {seed}"
-            jobs.append(stages.transfer_job(encoder, data, task, train, langs, s.probe, seed, "probe", tags,
-                                            label=label))
+            for run in range(s.probe_runs):  # run 0 keeps the model's seed (and the hashes of one-run studies)
+                rtags = tags + ((("probe_run", str(run)),) if s.probe_runs > 1 else ())
+                label = f"{task} probe {variant} {lset.name} from {train} seed {seed}" + (f" run {run}" * bool(run))
+                jobs.append(stages.transfer_job(encoder, data, task, train, langs, s.probe,
+                                                seed + PROBE_SEED_STEP * run, "probe", rtags, label=label))
     return jobs
 
