@@ -87,6 +87,26 @@ def test_grid_selects_on_source_dev_and_records_the_oracle(tmp_path, tiny):
     assert (row.extra["lr"], row.extra["batch_size"]) == (chosen["lr"], chosen["batch_size"])
 
 
+def test_steps_protocol_trains_a_fixed_number_of_steps_and_evaluates_every_k(tmp_path, tiny):
+    """Wu & Dredze 2020 §3.2: a fixed number of steps whatever the training set's size, dev every k steps, the
+    model selected there. 600 training sentences at batch 32 are 19 steps an epoch: 45 steps cross 3 epochs."""
+    evaluate = [ud("src", "dev"), ud("src", "test")]
+    out, results = run(tmp_path, tiny, "steps", task="upos", train=ud("src", "train"), evaluate=evaluate, lr=1e-3,
+                       batch_size=32, steps=45, eval_every=10, max_eval_sentences=30)
+    history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
+    assert [p["step"] for p in history] == [10, 20, 30, 40, 45]
+    assert history[-1]["epoch"] == pytest.approx(45 / 19, abs=1e-4)
+    chosen = max(history, key=lambda p: p["scores"]["src.dev"]["accuracy"])
+    assert value(results, out, "accuracy", "src") == chosen["scores"]["src.test"]["accuracy"]
+    small, _ = run(tmp_path, tiny, "steps-small", task="upos", train=ud("src", "train"), evaluate=evaluate, lr=1e-3,
+                   batch_size=32, steps=45, eval_every=10, max_eval_sentences=30, max_train_sentences=100)
+    history = [json.loads(line) for line in (small / "history.jsonl").read_text().splitlines()]
+    assert [p["step"] for p in history] == [10, 20, 30, 40, 45]  # 4 steps an epoch: 12 epochs, same steps
+    keys = {"task": "upos", "train": ud("src", "train"), "evaluate": evaluate}
+    assert "steps" not in TransferConfig(**keys).model_dump()  # configs without steps keep their hashes
+    assert TransferConfig(**keys, steps=10).model_dump()["steps"] == 10
+
+
 @pytest.mark.parametrize("mode", ["feature", "bilstm_crf", "probe"])
 def test_frozen_modes_learn_tags(tmp_path, tiny, mode):
     out, results = run(tmp_path, tiny, mode, task="upos", mode=mode, train=ud("src", "train"),

@@ -43,6 +43,8 @@ class TransferConfig(Config):
     lr: list[float] = Field([5e-5], min_length=1, description="Grid of peak learning rates (fine-tuning modes).")
     batch_size: list[int] = Field([32], min_length=1, description="Grid of batch sizes.")
     epochs: float = 2.0
+    steps: int | None = Field(None, ge=1, description="Optimiser steps, whatever the training set's size (Wu & "
+                              "Dredze 2020: 10k); set, it replaces `epochs`.")
     eval_every: int | None = Field(None, ge=1, description="Evaluate every k steps; default once per epoch.")
     warmup: float = Field(0.1, description="Share of steps with linear warmup; then linear decay.")
     feature_lr: float = Field(1e-3, description="Adam lr of frozen-encoder modes; halved on a dev plateau.")
@@ -65,7 +67,7 @@ class TransferConfig(Config):
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("precision",))
+        return omit_defaults(handler(self), self, ("precision", "steps"))
 
     @field_validator("train", mode="before")
     @classmethod

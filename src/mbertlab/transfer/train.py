@@ -38,7 +38,7 @@ def fit(adapter: TaskAdapter, model: TaskModel, items: list, config: TransferCon
         pad_id: int, evaluate: Evaluate) -> None:
     gen = torch.Generator().manual_seed(config.seed)
     per_epoch = max(1, -(-len(items) // batch_size))
-    total = max(1, int(config.epochs * per_epoch))
+    total = config.steps or max(1, int(config.epochs * per_epoch))
     every = config.eval_every or per_epoch
     params = [p for p in model.parameters() if p.requires_grad]
     device = model.device
@@ -46,7 +46,7 @@ def fit(adapter: TaskAdapter, model: TaskModel, items: list, config: TransferCon
     frozen = config.mode in FROZEN_MODES
     best = -math.inf
     step = 0
-    for _ in range(math.ceil(config.epochs)):
+    for _ in range(math.ceil(total / per_epoch)):
         model.train()
         collated = (adapter.collate(batch, pad_id) for batch in train_batches(adapter, items, batch_size, gen))
         for batch in prefetched(collated, lambda b: batch_to(b, device), device):

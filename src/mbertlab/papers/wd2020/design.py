@@ -122,7 +122,8 @@ class Wd2020Settings(Config):
     finetune: dict[str, Any] = Field(default_factory=dict)
     equal_steps: bool = Field(True, description="Fine-tune every language for the same number of optimiser "
                               "steps (epochs × largest task_sentences / the language's), so a small task set is "
-                              "not also a shorter fine-tuning.")
+                              "not also a shorter fine-tuning. finetune.steps (the paper's protocol) makes every "
+                              "language's steps equal by itself.")
     vocab_curves: bool = True
     curve: Curve | None = Field(default_factory=Curve)
     regression: Regression | None = Field(default_factory=Regression)
@@ -313,7 +314,7 @@ def _pretrain(s: Wd2020Settings, variant: Variant, encoder: str) -> dict[str, An
 def _finetune(s: Wd2020Settings, lang: Language) -> dict[str, Any]:
     keys = {**s.finetune, **({"max_train_sentences": lang.task_sentences} if lang.task_sentences else {})}
     largest = max((l.task_sentences or 0) for l in s.languages)
-    if s.equal_steps and lang.task_sentences and largest > lang.task_sentences:
+    if s.equal_steps and lang.task_sentences and largest > lang.task_sentences and "steps" not in keys:
         keys["epochs"] = keys.get("epochs", 2.0) * largest / lang.task_sentences
     return keys
 
