@@ -12,7 +12,6 @@ import pytest
 
 from mbertlab.config import read_yaml
 from mbertlab.errors import ConfigError, DataError
-from mbertlab.store.artifacts import Artifact
 from mbertlab.store.layout import text_file
 from mbertlab.studies.published import published_path
 from mbertlab.studies.report import write_report
@@ -53,6 +52,26 @@ def test_spec_validates_at_every_scale_with_the_whole_grid():
     plan = {(j.config.train[0].lang, j.config.max_train_sentences, j.config.epochs)
             for j in study_jobs(load_spec("wd2020", "lab")) if j.kind == "transfer"}
     assert plan == {("hi_a", 1000, 2.0), ("mid", 1000, 2.0), ("hi_b", 500, 4.0), ("lo_b", 500, 4.0), ("lo_a", 250, 8.0)}
+
+
+def test_best_checkpoint_selection_makes_every_save_a_candidate_of_the_encoders_trained_here():
+    """§3.3 "the best out of five checkpoints with a task-specific dev set", for the monolingual and bilingual
+    BERTs (the paper's mBERT is Google's final release): their fine-tunings list every earlier save as a
+    candidate and the language's dev file to choose on; the lab's default keeps the final checkpoint."""
+    for scale, saves in (("lab", [250, 500, 750]), ("paper", [23000, 46000, 69000, 92000])):
+        overrides = ["checkpoint_selection=best"] if scale == "lab" else []
+        jobs = study_jobs(load_spec("wd2020", scale, overrides))
+        transfers = [j for j in jobs if j.kind == "transfer" and j.tag("encoder") != "baseline"]
+        for job in transfers:
+            trained_here = job.tag("encoder") in ("monolingual", "bilingual")
+            assert job.config.checkpoints == (saves if trained_here else []), (scale, job.label)
+            assert job.tag("checkpoint") == ("best" if trained_here else "final")
+            if trained_here:
+                assert {(f.lang, f.split) for f in job.config.evaluate} == {(job.tag("lang"), "dev"),
+                                                                            (job.tag("lang"), "test")}
+                assert job.inputs[0].config.keep_checkpoints >= len(saves) + 1
+    lab = [j for j in study_jobs(load_spec("wd2020", "lab")) if j.kind == "transfer"]
+    assert not any(j.config.checkpoints for j in lab)
 
 
 def test_pair_vocabulary_balanced_learns_the_same_number_of_sentences_of_both():
@@ -111,7 +130,7 @@ def test_missing_checkpoint_names_what_was_kept(tmp_path):
 
     (tmp_path / "checkpoints" / "step-20").mkdir(parents=True)
     with pytest.raises(DataError, match="kept: step-20; raise the pretrain config's keep_checkpoints"):
-        checkpoint_dir(Artifact("pretrain", "h", tmp_path), 10)
+        checkpoint_dir(tmp_path, 10)
 
 
 @pytest.fixture(scope="module")

@@ -107,6 +107,43 @@ def test_steps_protocol_trains_a_fixed_number_of_steps_and_evaluates_every_k(tmp
     assert TransferConfig(**keys, steps=10).model_dump()["steps"] == 10
 
 
+def test_checkpoints_are_grid_candidates_chosen_on_source_dev(tmp_path, tiny):
+    """Wu & Dredze 2020 §3.3, the best of the saved checkpoints: each listed checkpoint of a pretrain artifact is
+    fine-tuned like the final model, and the point with the best source-dev score over all of them is kept."""
+    import shutil
+
+    import torch
+
+    from mbertlab.pretrain.config import ModelShape
+    from mbertlab.pretrain.model import new_model
+
+    pretrain = tmp_path / "pretrain"
+    shutil.copytree(tiny.encoder, pretrain / "model")
+    for step, seed in ((10, 1), (20, 2)):  # two other encoders standing for earlier saves
+        torch.manual_seed(seed)
+        save = pretrain / "checkpoints" / f"step-{step}"
+        new_model(ModelShape(layers=2, hidden=32, heads=2), 2000).save_pretrained(save)
+        for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+            if (tiny.encoder / name).is_file():
+                shutil.copy(tiny.encoder / name, save / name)
+    evaluate = [ud("src", "dev"), ud("src", "test")]
+    out = tmp_path / "best"
+    out.mkdir()
+    results = ResultsDB(tmp_path / "results.db")
+    config = TransferConfig(task="upos", train=ud("src", "train"), evaluate=evaluate, lr=1e-3, epochs=2,
+                            max_train_sentences=200, max_eval_sentences=40, checkpoints=[10, 20])
+    run_transfer_into(config, pretrain / "model", out, results, "tiny", tiny.data)
+    history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
+    assert [p["checkpoint"] for p in history] == [10, 10, 20, 20, None, None]  # one evaluation per epoch
+    chosen = max(history, key=lambda p: p["scores"]["src.dev"]["accuracy"])
+    (row,) = results.query(artifact=str(out), metric="accuracy", test_lang="src", split="test")
+    assert row.value == chosen["scores"]["src.test"]["accuracy"]
+    assert row.extra["checkpoint"] == (chosen["checkpoint"] or "final")
+    with pytest.raises(DataError, match="step-30"):
+        run_transfer_into(config.model_copy(update={"checkpoints": [30]}), pretrain / "model", tmp_path / "x",
+                          results, "tiny", tiny.data)
+
+
 @pytest.mark.parametrize("mode", ["feature", "bilstm_crf", "probe"])
 def test_frozen_modes_learn_tags(tmp_path, tiny, mode):
     out, results = run(tmp_path, tiny, mode, task="upos", mode=mode, train=ud("src", "train"),

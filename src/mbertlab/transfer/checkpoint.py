@@ -24,11 +24,12 @@ class CheckpointTransferConfig(Config):
     transfer: TransferConfig
 
 
-def checkpoint_dir(pretrain: Artifact, step: int) -> Path:
-    """The checkpoint's directory; a missing one names the kept ones, since only the newest few are kept."""
-    path = pretrain.path / "checkpoints" / f"step-{step}"
+def checkpoint_dir(pretrain: Path, step: int) -> Path:
+    """The checkpoint's directory in a pretrain artifact's folder; a missing one names the kept ones, since only
+    the newest few are kept."""
+    path = pretrain / "checkpoints" / f"step-{step}"
     if not (path / "config.json").is_file():
-        kept = sorted(p.name for p in (pretrain.path / "checkpoints").glob("step-*"))
+        kept = sorted(p.name for p in (pretrain / "checkpoints").glob("step-*"))
         raise DataError(path, None, f"no such checkpoint (kept: {', '.join(kept) or 'none'}; raise the pretrain "
                         "config's keep_checkpoints to keep every save)")
     return path
@@ -42,5 +43,5 @@ def run_checkpoint_transfer(config: CheckpointTransferConfig, store: ArtifactSto
 
     name = f"{pretrain.stage}/{pretrain.hash}@step-{config.step}"
     return store.build("ckpt_transfer", config, lambda out: run_transfer_into(
-        config.transfer, checkpoint_dir(pretrain, config.step), Path(out), results, name, data.path, study),
+        config.transfer, checkpoint_dir(pretrain.path, config.step), Path(out), results, name, data.path, study),
         [pretrain, data])

@@ -43,6 +43,9 @@ class TransferConfig(Config):
     lr: list[float] = Field([5e-5], min_length=1, description="Grid of peak learning rates (fine-tuning modes).")
     batch_size: list[int] = Field([32], min_length=1, description="Grid of batch sizes.")
     epochs: float = 2.0
+    checkpoints: list[int] = Field(default_factory=list, description="Pretraining steps whose saved checkpoints "
+                                   "are candidates beside the final model, chosen on the source dev set with the "
+                                   "grid (Wu & Dredze 2020: the best of five). Needs a pretrain artifact.")
     steps: int | None = Field(None, ge=1, description="Optimiser steps, whatever the training set's size (Wu & "
                               "Dredze 2020: 10k); set, it replaces `epochs`.")
     eval_every: int | None = Field(None, ge=1, description="Evaluate every k steps; default once per epoch.")
@@ -67,7 +70,7 @@ class TransferConfig(Config):
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("precision", "steps"))
+        return omit_defaults(handler(self), self, ("precision", "steps", "checkpoints"))
 
     @field_validator("train", mode="before")
     @classmethod

@@ -30,6 +30,7 @@ class Point:
     step: int
     epoch: float
     scores: dict[str, dict[str, float]]  # "lang.split" -> metrics
+    checkpoint: int | None = None  # the pretraining checkpoint fine-tuned (None: the final model)
 
 
 @dataclass
@@ -88,6 +89,8 @@ def _source_dev(config: TransferConfig) -> str | None:
     devs = [key(f) for f in config.evaluate if f.split == "dev" and f.lang in config.source_langs]
     if not devs and len(config.lr) * len(config.batch_size) > 1:
         raise ConfigError("a learning-rate / batch grid needs the source language's dev file in `evaluate`")
+    if not devs and config.checkpoints:
+        raise ConfigError("choosing among checkpoints needs the source language's dev file in `evaluate`")
     return devs[0] if devs else None
 
 
@@ -96,10 +99,10 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
 
     history: list[Point] = []
     chosen = Selection()
-    for lr in config.lr:
-        for batch_size in config.batch_size:
+    for checkpoint, directory in _candidates(config, encoder_dir):
+        for lr, batch_size in ((lr, b) for lr in config.lr for b in config.batch_size):
             seed_everything(config.seed)
-            tokenizer, encoder = load_encoder(encoder_dir, config.mode == "random_init", config.seed)
+            tokenizer, encoder = load_encoder(directory, config.mode == "random_init", config.seed)
             features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers, config.precision)
             model = TaskModel(features, adapter.head(features.n_out)).to(device)  # heads drawn on the CPU first
             pad = tokenizer.pad_token_id
@@ -109,7 +112,7 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
             def evaluate(step: int, epoch: float) -> float | None:
                 preds = [adapter.predict(model, e, r, pad) for e, (_, r) in zip(encoded, evals)]
                 point = Point(lr, batch_size, step, round(epoch, 4),
-                              {key(f): adapter.metrics(r, p) for (f, r), p in zip(evals, preds)})
+                              {key(f): adapter.metrics(r, p) for (f, r), p in zip(evals, preds)}, checkpoint)
                 history.append(point)
                 score = point.scores[source_dev][adapter.main_metric] if source_dev else None
                 if source_dev is None or score > chosen.score:  # without a source dev: the last point
@@ -122,6 +125,17 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
 
             fit(adapter, model, items, config, lr, batch_size, pad, evaluate)
     return history, chosen
+
+
+def _candidates(config: TransferConfig, encoder_dir: Path) -> list[tuple[int | None, Path]]:
+    """(checkpoint step, directory): the listed checkpoints of the pretrain artifact whose `model/` is
+    `encoder_dir`, then the final model itself."""
+    from mbertlab.transfer.checkpoint import checkpoint_dir
+
+    if config.checkpoints and encoder_dir.name != "model":
+        raise ConfigError(f"{encoder_dir}: checkpoints are chosen among a pretrain artifact's saves; this encoder "
+                          "is not one")
+    return [(step, checkpoint_dir(encoder_dir.parent, step)) for step in config.checkpoints] + [(None, encoder_dir)]
 
 
 def _cpu_copy(state: dict) -> dict:
@@ -156,7 +170,8 @@ def _save_model(adapter, chosen: Selection, folder: Path) -> None:
 def _rows(config, adapter, history: list[Point], chosen: Selection, source_dev, model_name, study, out) -> list:
     artifact = str(final_path(out))
     point = chosen.point
-    extra = {"lr": point.lr, "batch_size": point.batch_size, "step": point.step, "epoch": point.epoch}
+    extra = {"lr": point.lr, "batch_size": point.batch_size, "step": point.step, "epoch": point.epoch,
+             **({"checkpoint": point.checkpoint or "final"} if config.checkpoints else {})}
 
     def row(metric: str, value: float, lang: str, split: str) -> ResultRow:
         return ResultRow(metric=metric, value=float(value), study=study, model=model_name, task=config.task,

@@ -124,6 +124,10 @@ class Wd2020Settings(Config):
                               "steps (epochs × largest task_sentences / the language's), so a small task set is "
                               "not also a shorter fine-tuning. finetune.steps (the paper's protocol) makes every "
                               "language's steps equal by itself.")
+    checkpoint_selection: Literal["final", "best"] = Field("final", description="best: the monolingual and "
+                                                           "bilingual encoders' every saved checkpoint is a candidate "
+                                                           "of each fine-tuning, chosen on the language's dev set "
+                                                           "(§3.3: the best of five); final: the last one.")
     vocab_curves: bool = True
     curve: Curve | None = Field(default_factory=Curve)
     regression: Regression | None = Field(default_factory=Regression)
@@ -182,8 +186,7 @@ def plan(spec: StudySpec) -> list[Job]:
                 for task in s.tasks:
                     if not has_task(data, task, lang.name):
                         continue
-                    job = stages.transfer_job(model, data, task, lang.name, [lang.name], _finetune(s, lang), seed,
-                                              "finetune", ltags + (("checkpoint", "final"),))
+                    job = _transfer_job(s, model, data, task, lang, seed, encoder, ltags)
                     transfers.setdefault((encoder, variant.name), []).append(job)
                     jobs.append(job)
                 if s.curve and seed == s.seeds[0] and variant is s.variants[0] and encoder in s.curve.encoders \
@@ -194,6 +197,26 @@ def plan(spec: StudySpec) -> list[Job]:
     if s.baseline is not None:
         jobs += _baseline_jobs(s, text, data)
     return jobs
+
+
+def _transfer_job(s: Wd2020Settings, model: Job, data: Job, task: str, lang: Language, seed: int, encoder: str,
+                  tags) -> Job:
+    """In-language fine-tuning of the final model, or (checkpoint_selection: best, the encoders trained here)
+    of the best saved checkpoint on the language's dev set."""
+    from mbertlab.studies import stages
+
+    keys = _finetune(s, lang)
+    if not _selects_checkpoints(s, encoder) or not _has_split(data, task, lang.name, "dev"):
+        return stages.transfer_job(model, data, task, lang.name, [lang.name], keys, seed, "finetune",
+                                   tags + (("checkpoint", "final"),))
+    steps = checkpoint_steps({"steps": model.config.steps, "checkpoint_every": model.config.checkpoint_every})[:-1]
+    return _in_language_job(model, data, task, lang.name, {**keys, "checkpoints": steps}, seed, "finetune",
+                            tags + (("checkpoint", "best"),))
+
+
+def _selects_checkpoints(s: Wd2020Settings, encoder: str) -> bool:
+    """The paper picks the best of five checkpoints of the BERTs it trains, not of Google's mBERT."""
+    return s.checkpoint_selection == "best" and encoder in ("monolingual", "bilingual")
 
 
 def _baseline_jobs(s: Wd2020Settings, text: Job, data: Job) -> list[Job]:
@@ -305,7 +328,7 @@ def _pretrain(s: Wd2020Settings, variant: Variant, encoder: str) -> dict[str, An
     keys = deep_merge(s.pretrain, variant.pretrain)
     if encoder == "multilingual":
         keys.setdefault("alpha", s.alpha)
-    if s.curve is not None:  # keep every save, for Fig. 4
+    if s.curve is not None or _selects_checkpoints(s, encoder):  # keep every save (Fig. 4, best of checkpoints)
         every = keys.get("checkpoint_every", 500)
         keys["keep_checkpoints"] = max(keys.get("keep_checkpoints", 2), -(-keys.get("steps", 1000) // every))
     return keys
