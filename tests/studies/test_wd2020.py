@@ -126,7 +126,7 @@ def test_training_vocabulary_counts_word_forms_by_hand(tmp_path):
 
 
 def test_missing_checkpoint_names_what_was_kept(tmp_path):
-    from mbertlab.transfer.checkpoint import checkpoint_dir
+    from mbertlab.transfer.encoder import checkpoint_dir
 
     (tmp_path / "checkpoints" / "step-20").mkdir(parents=True)
     with pytest.raises(DataError, match="kept: step-20; raise the pretrain config's keep_checkpoints"):

@@ -13,26 +13,15 @@ from pathlib import Path
 from pydantic import Field
 
 from mbertlab.config import Config
-from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.transfer.config import TransferConfig
+from mbertlab.transfer.encoder import checkpoint_dir
 
 
 class CheckpointTransferConfig(Config):
     step: int = Field(ge=1, description="Pretraining step of the checkpoint (checkpoints/step-N).")
     transfer: TransferConfig
-
-
-def checkpoint_dir(pretrain: Path, step: int) -> Path:
-    """The checkpoint's directory in a pretrain artifact's folder; a missing one names the kept ones, since only
-    the newest few are kept."""
-    path = pretrain / "checkpoints" / f"step-{step}"
-    if not (path / "config.json").is_file():
-        kept = sorted(p.name for p in (pretrain / "checkpoints").glob("step-*"))
-        raise DataError(path, None, f"no such checkpoint (kept: {', '.join(kept) or 'none'}; raise the pretrain "
-                        "config's keep_checkpoints to keep every save)")
-    return path
 
 
 def run_checkpoint_transfer(config: CheckpointTransferConfig, store: ArtifactStore, results: ResultsDB,

@@ -3,6 +3,7 @@
 finetune / random_init / freeze: the last layer, trained end to end (freeze: the bottom n frozen).
 feature / bilstm_crf: a frozen encoder, a learned scalar mix of all layers (Wu & Dredze 2019).
 probe: a frozen encoder, one layer (Limisiewicz et al. 2023's linear probes).
+Also where a pretrain artifact keeps an earlier save (`checkpoint_dir`), for Wu & Dredze 2020's checkpoints.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from mbertlab.errors import DataError
 from mbertlab.runtime import attention_for, autocast_factory, resolve_precision
 from mbertlab.tasks.layers import ScalarMix
 
@@ -96,3 +98,14 @@ class Features(nn.Module):
         if self.layer is not None:
             return out.hidden_states[self.layer].float()
         return out.last_hidden_state.float()
+
+
+def checkpoint_dir(pretrain: Path, step: int) -> Path:
+    """The checkpoint's directory in a pretrain artifact's folder; a missing one names the kept ones, since only
+    the newest few are kept."""
+    path = pretrain / "checkpoints" / f"step-{step}"
+    if not (path / "config.json").is_file():
+        kept = sorted(p.name for p in (pretrain / "checkpoints").glob("step-*"))
+        raise DataError(path, None, f"no such checkpoint (kept: {', '.join(kept) or 'none'}; raise the pretrain "
+                        "config's keep_checkpoints to keep every save)")
+    return path

@@ -130,7 +130,7 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
 def _candidates(config: TransferConfig, encoder_dir: Path) -> list[tuple[int | None, Path]]:
     """(checkpoint step, directory): the listed checkpoints of the pretrain artifact whose `model/` is
     `encoder_dir`, then the final model itself."""
-    from mbertlab.transfer.checkpoint import checkpoint_dir
+    from mbertlab.transfer.encoder import checkpoint_dir
 
     if config.checkpoints and encoder_dir.name != "model":
         raise ConfigError(f"{encoder_dir}: checkpoints are chosen among a pretrain artifact's saves; this encoder "
