@@ -121,3 +121,68 @@ def test_resume_before_the_first_checkpoint_drops_its_evaluation(tmp_path, src_s
     (tmp_path / "metrics.jsonl").write_text(json.dumps({"step": 10, "lang": "src", "loss": 9.0}) + "\n")
     pretrain_into(PretrainConfig.model_validate({**TINY, "steps": 10}), src_shards, tmp_path)
     assert _logged_steps(tmp_path) == Counter({(10, "src"): 1})
+
+
+@pytest.fixture(scope="module")
+def small_pair_shards(tmp_path_factory):
+    """300 sentences of src and fake: a tiny model at a high learning rate stops improving on dev within 100 steps."""
+    from tests.pretrain.conftest import make_shards
+
+    return make_shards(tmp_path_factory.mktemp("small-pair"), ["src", "fake"], train_sentences=300)
+
+
+def _weights(folder) -> dict:
+    return load_file(str(folder / "model.safetensors"))
+
+
+def test_early_stopping_keeps_the_best_evaluation_and_resumes_exactly(tmp_path, small_pair_shards):
+    """Limisiewicz et al. 2023 (Appendix E): "Early stopping was used for all models based on results on a
+    balanced dev set." The stop and the kept model follow from metrics.jsonl recomputed here: the mean over
+    languages of each evaluation's dev loss, the run stopping after `patience` evaluations without a new
+    minimum; a run killed mid-way (or after stopping, before saving its model) resumes to the same weights."""
+    config = PretrainConfig.model_validate({**TINY, "steps": 100, "lr": 0.05, "patience": 2, "keep_checkpoints": 10})
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    pretrain_into(config, small_pair_shards, straight)
+    losses: dict[int, list[float]] = {}
+    for row in map(json.loads, (straight / "metrics.jsonl").read_text().splitlines()):
+        losses.setdefault(row["step"], []).append(row["loss"])
+    assert all(len(v) == 2 for v in losses.values())  # both languages at every evaluation
+    best, best_step, since, stop = math.inf, 0, 0, None
+    for step in sorted(losses):
+        mean = sum(losses[step]) / 2
+        best, best_step, since = (mean, step, 0) if mean < best else (best, best_step, since + 1)
+        if since == 2:
+            stop = step
+            break
+    assert stop is not None and stop < 100, losses  # this run does stop early
+    info = json.loads((straight / "early_stopping.json").read_text())
+    assert (info["best_step"], info["stopped_at"], info["stopped_early"]) == (best_step, stop, True)
+    assert max(losses) == stop
+    kept = _weights(straight / "checkpoints" / f"step-{best_step}")
+    final = _weights(straight / "model")
+    assert all(torch.equal(kept[k], final[k]) for k in kept)
+
+    for cut in (30, stop):  # killed mid-run; killed after the stop, before the model was saved
+        resumed = tmp_path / f"resumed-{cut}"
+        shutil.copytree(straight, resumed)
+        shutil.rmtree(resumed / "model")
+        (resumed / "early_stopping.json").unlink()
+        for step, path in list_checkpoints(resumed):
+            if step > cut:
+                shutil.rmtree(path)
+        pretrain_into(config, small_pair_shards, resumed)
+        again = _weights(resumed / "model")
+        assert all(torch.equal(again[k], final[k]) for k in final), cut
+        assert (resumed / "early_stopping.json").read_text() == (straight / "early_stopping.json").read_text()
+        assert (resumed / "metrics.jsonl").read_text() == (straight / "metrics.jsonl").read_text()
+
+    plain = PretrainConfig.model_validate({**TINY, "steps": 100})
+    assert "patience" not in plain.model_dump()  # configs without early stopping keep their hashes
+
+
+def test_the_best_checkpoint_survives_keep_checkpoints(tmp_path, small_pair_shards):
+    config = PretrainConfig.model_validate({**TINY, "steps": 100, "lr": 0.05, "patience": 2, "keep_checkpoints": 1})
+    pretrain_into(config, small_pair_shards, tmp_path)
+    info = json.loads((tmp_path / "early_stopping.json").read_text())
+    assert [s for s, _ in list_checkpoints(tmp_path)] == sorted({info["best_step"], info["stopped_at"]})

@@ -86,6 +86,8 @@ def test_paper_scale_runs_five_probes_per_model_each_from_its_own_initialisation
     one-run plan is run 0 of the paper's, with the same seed; runs 1-4 differ only in the probe's seed."""
     paper = load_spec("lms2023", "paper")
     assert paper.settings.probe_runs == 5
+    # Appendix E's early stopping on a balanced dev set: every model of the paper scale has a patience
+    assert {j.config.patience for j in study_jobs(paper) if j.kind in ("pretrain", "student")} == {3}
     jobs = [j for j in study_jobs(paper) if j.kind == "transfer"]
     runs = Counter((j.tag("set"), j.tag("variant"), j.tag("seed"), j.config.task, j.config.train[0].lang)
                    for j in jobs)

@@ -30,6 +30,7 @@ class TrainState:
         self.data_rng = np.random.default_rng([config.seed, 1])
         self.mask_gen = torch.Generator().manual_seed(config.seed * 1000 + 2)
         self.drawn: dict | None = None  # generator states after the last micro-batch used, when drawn ahead
+        self.best_loss, self.best_step, self.since_best = float("inf"), 0, 0  # early stopping (`patience`)
 
     def generators(self) -> dict:
         """A copy of the data and mask generators' states (a prefetching thread draws ahead of the step: a
@@ -45,13 +46,15 @@ class TrainState:
 
     def state_dict(self) -> dict:
         state = {"step": self.step, **(self.drawn or self.generators()), "torch": torch.get_rng_state(),
-                 "python": random.getstate(), "numpy": np.random.get_state()}
+                 "python": random.getstate(), "numpy": np.random.get_state(),
+                 "best": (self.best_loss, self.best_step, self.since_best)}
         if torch.cuda.is_available() and torch.cuda.is_initialized():  # dropout masks drawn on the GPUs
             state["cuda"] = torch.cuda.get_rng_state_all()
         return state
 
     def load_state_dict(self, state: dict) -> None:
         self.step = state["step"]
+        self.best_loss, self.best_step, self.since_best = state.get("best", (float("inf"), 0, 0))
         self.data_rng.bit_generator.state = state["data_rng"]
         self.mask_gen.set_state(state["mask_gen"])
         torch.set_rng_state(state["torch"])
@@ -59,6 +62,14 @@ class TrainState:
         np.random.set_state(state["numpy"])
         if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all(state["cuda"])
+
+    def should_stop(self, loss: float, patience: int) -> bool:
+        """Record an evaluation's mean dev loss; True once `patience` evaluations in a row brought no gain."""
+        if loss < self.best_loss:
+            self.best_loss, self.best_step, self.since_best = loss, self.step, 0
+        else:
+            self.since_best += 1
+        return self.since_best >= patience
 
 
 def copy_tokenizer(src: Path, dst: Path) -> None:
@@ -69,7 +80,8 @@ def copy_tokenizer(src: Path, dst: Path) -> None:
 
 
 def save_checkpoint(out: Path, model, opt, state: TrainState, tokenizer_dir: Path, keep: int) -> None:
-    """Write checkpoints/step-N atomically (temp dir, then rename); keep the newest `keep`."""
+    """Write checkpoints/step-N atomically (temp dir, then rename); keep the newest `keep`, and the best
+    evaluation's (early stopping reads its weights at the end)."""
     root = out / "checkpoints"
     tmp = root / f".tmp-step-{state.step}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -79,8 +91,9 @@ def save_checkpoint(out: Path, model, opt, state: TrainState, tokenizer_dir: Pat
     final = root / f"step-{state.step}"
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
-    for _, old in list_checkpoints(out)[:-keep]:
-        shutil.rmtree(old)
+    for step, old in list_checkpoints(out)[:-keep]:
+        if step != state.best_step:
+            shutil.rmtree(old)
 
 
 def list_checkpoints(out: Path) -> list[tuple[int, Path]]:

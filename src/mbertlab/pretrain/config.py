@@ -74,6 +74,10 @@ class PretrainConfig(Config):
                                       "pairs swapped (K et al. §3.2.2).")
     checkpoint_every: int = Field(500, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
+    patience: int | None = Field(None, ge=1, description="Early stopping: stop once the dev loss, averaged over "
+                                 "languages with each weighing the same (a balanced dev set), has not improved for "
+                                 "this many evaluations (one every checkpoint_every steps); the saved model is the "
+                                 "best evaluation's. None: every step is trained.")
     eval_batches: int = Field(4, ge=1, description="Fixed dev batches per language for loss, perplexity, MRR.")
     objective: Literal["mlm", "distill"] = Field("mlm", description="mlm: hard labels; distill: soft labels from "
                                                  "the teacher of each row's language (Limisiewicz et al. 2023).")
@@ -87,7 +91,7 @@ class PretrainConfig(Config):
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, DISTILL_KEYS)
+        return omit_defaults(handler(self), self, DISTILL_KEYS + ("patience",))
 
     @field_validator("accumulation")
     @classmethod

@@ -32,14 +32,17 @@ def dev_scores(model, batches: list, autocast) -> tuple[float, float]:
     return sum(losses) / max(1, len(rr)), float(np.mean(rr))
 
 
-def log_dev_scores(model, dev: dict[str, list], step: int, out: Path, autocast) -> None:
+def log_dev_scores(model, dev: dict[str, list], step: int, out: Path, autocast) -> dict[str, float]:
     """Append dev MLM loss, perplexity and mean reciprocal rank of the gold token, per language, to
-    out/metrics.jsonl."""
+    out/metrics.jsonl; returns each language's loss."""
     model.eval()
+    losses = {}
     with (out / "metrics.jsonl").open("a", encoding="utf-8") as f:
         for lang, batches in dev.items():
             loss, mrr = dev_scores(model, batches, autocast)
+            losses[lang] = loss
             row = {"step": step, "lang": lang, "loss": loss, "ppl": math.exp(min(loss, 50)), "mrr": mrr}
             f.write(json.dumps(row) + "\n")
             log.info("step %d %s dev loss %.3f mrr %.3f", step, lang, loss, row["mrr"])
     model.train()
+    return losses

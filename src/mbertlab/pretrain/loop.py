@@ -69,6 +69,8 @@ def pretrain_into(config: PretrainConfig, shards_dir: Path, out: Path) -> None:
     run = open_run(config, shards_dir, out)
     train(run)
     if run.world.main:
+        if config.patience is not None:
+            keep_best(run)
         run.model.save_pretrained(str(out / "model"))
         record_runtime(out, run.device, resolve_precision(config.precision, run.device))
         copy_tokenizer(run.shards.tokenizer_dir, out / "model")
@@ -114,7 +116,7 @@ def train(run: Run) -> None:
     batches = micro_batches(run)
     with progress() as bar:
         task = bar.add_task("pretrain", total=config.steps, completed=state.step)
-        while state.step < config.steps:
+        while state.step < config.steps and not stopped(config, state):
             state.step += 1
             for group in opt.param_groups:
                 group["lr"] = lr_at(state.step, config.lr, config.warmup, config.steps, config.schedule)
@@ -129,10 +131,46 @@ def train(run: Run) -> None:
                 bar.update(task, description=f"pretrain loss {shown.item():.3f} {rate:,.0f} tok/s")
             shown = loss
             bar.update(task, advance=1)
-            if (state.step % config.checkpoint_every == 0 or state.step == config.steps) and world.main:
-                log_dev_scores(model, run.dev, state.step, run.out, autocast)
-                save_checkpoint(run.out, model, opt, state, run.shards.tokenizer_dir, config.keep_checkpoints)
+            if state.step % config.checkpoint_every == 0 or state.step == config.steps:
+                _evaluate_and_save(run, autocast)
             world.barrier()
+
+
+def _evaluate_and_save(run: Run, autocast) -> None:
+    """Rank 0 logs the dev scores, counts them toward early stopping and checkpoints; with `patience`, every
+    rank learns the stop decision (a sum over ranks of rank 0's)."""
+    config, state = run.config, run.state
+    stop = False
+    if run.world.main:
+        losses = log_dev_scores(run.model, run.dev, state.step, run.out, autocast)
+        if config.patience is not None:
+            stop = state.should_stop(sum(losses.values()) / len(losses), config.patience)
+        save_checkpoint(run.out, run.model, run.opt, state, run.shards.tokenizer_dir, config.keep_checkpoints)
+    if config.patience is not None and run.world.size > 1:
+        stop = bool(run.world.sum(torch.tensor(float(stop), device=run.device)).item())
+    if stop:
+        state.since_best = max(state.since_best, config.patience)
+
+
+def stopped(config: PretrainConfig, state: TrainState) -> bool:
+    """Early stopping reached (also when resuming a run that had stopped before its model was saved)."""
+    return config.patience is not None and state.since_best >= config.patience
+
+
+def keep_best(run: Run) -> None:
+    """Load the best evaluation's weights (its checkpoint is never deleted) and record where the run stopped."""
+    import json
+
+    from safetensors.torch import load_file
+
+    state = run.state
+    if state.best_step and state.best_step != state.step:
+        path = run.out / "checkpoints" / f"step-{state.best_step}" / "model.safetensors"
+        run.model.load_state_dict(load_file(str(path)), strict=False)
+        run.model.tie_weights()
+    info = {"patience": run.config.patience, "best_step": state.best_step, "best_dev_loss": state.best_loss,
+            "stopped_at": state.step, "stopped_early": state.step < run.config.steps}
+    (run.out / "early_stopping.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
 
 def micro_batches(run: Run) -> Iterator[MicroBatch]:
