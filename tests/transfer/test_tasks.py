@@ -87,6 +87,22 @@ def test_grid_selects_on_source_dev_and_records_the_oracle(tmp_path, tiny):
     assert (row.extra["lr"], row.extra["batch_size"]) == (chosen["lr"], chosen["batch_size"])
 
 
+def test_epochs_grid_runs_each_value_with_its_own_decay(tmp_path, tiny):
+    """Wu & Dredze 2019 §5's epochs {3, 4}: a grid of two runs, each decayed over its own length (not the 4-epoch
+    run's evaluation after epoch 3), the point chosen on source dev across both."""
+    evaluate = [ud("src", "dev"), ud("src", "test")]
+    out, results = run(tmp_path, tiny, "epochs", task="upos", train=ud("src", "train"), evaluate=evaluate, lr=1e-3,
+                       batch_size=32, epochs=[1, 2], max_train_sentences=320, max_eval_sentences=30)
+    history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
+    assert [(p["epochs"], p["step"]) for p in history] == [(1, 10), (2, 10), (2, 20)]
+    assert history[0]["scores"] != history[1]["scores"]  # one epoch decayed to 0 is not the 2-epoch run's first
+    chosen = max(history, key=lambda p: p["scores"]["src.dev"]["accuracy"])
+    (row,) = results.query(artifact=str(out), metric="accuracy", test_lang="src", split="test")
+    assert (row.value, row.extra["epochs"]) == (chosen["scores"]["src.test"]["accuracy"], chosen["epochs"])
+    with pytest.raises(ValueError, match="exclude each other"):
+        TransferConfig(task="upos", train=ud("src", "train"), evaluate=evaluate, epochs=[3, 4], steps=100)
+
+
 def test_steps_protocol_trains_a_fixed_number_of_steps_and_evaluates_every_k(tmp_path, tiny):
     """Wu & Dredze 2020 §3.2: a fixed number of steps whatever the training set's size, dev every k steps, the
     model selected there. 600 training sentences at batch 32 are 19 steps an epoch: 45 steps cross 3 epochs."""

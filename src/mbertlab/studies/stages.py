@@ -124,7 +124,7 @@ def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languag
             "evaluate": [{"lang": l, "split": "test", "path": pattern.format(lang=l, split="test"), "format": fmt}
                          for l in task_languages(data, task, languages)]}
     config = parse_config(TransferConfig, keys, "study key 'finetune'")
-    if len(config.lr) * len(config.batch_size) > 1:  # a grid is selected on the source dev set (zero-shot protocol)
+    if len(config.lr) * len(config.batch_size) * len(config.epoch_grid) > 1:  # a grid: selected on the source dev set
         dev = {"lang": source, "split": "dev", "path": pattern.format(lang=source, split="dev"), "format": fmt}
         config = parse_config(TransferConfig, {**keys, "evaluate": [dev, *keys["evaluate"]]}, "study key 'finetune'")
     inputs = (encoder, data) if encoder is not None else (data,)

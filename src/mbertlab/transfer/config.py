@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_serializer
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from mbertlab.config import Config, Precision, device_field, omit_defaults, precision_field
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
@@ -42,7 +42,8 @@ class TransferConfig(Config):
     seed: int = 0
     lr: list[float] = Field([5e-5], min_length=1, description="Grid of peak learning rates (fine-tuning modes).")
     batch_size: list[int] = Field([32], min_length=1, description="Grid of batch sizes.")
-    epochs: float = 2.0
+    epochs: float | list[float] = Field(2.0, description="Passes over the training set; a list is a grid (Wu & "
+                                        "Dredze 2019: {3, 4}), each its own run with its own decay.")
     checkpoints: list[int] = Field(default_factory=list, description="Pretraining steps whose saved checkpoints "
                                    "are candidates beside the final model, chosen on the source dev set with the "
                                    "grid (Wu & Dredze 2020: the best of five). Needs a pretrain artifact.")
@@ -81,6 +82,16 @@ class TransferConfig(Config):
     @classmethod
     def _scalar_or_grid(cls, value):
         return [value] if isinstance(value, (int, float)) else value
+
+    @model_validator(mode="after")
+    def _steps_or_epochs_grid(self):
+        if self.steps is not None and isinstance(self.epochs, list):
+            raise ValueError("epochs: a grid of epochs and a fixed number of steps exclude each other")
+        return self
+
+    @property
+    def epoch_grid(self) -> list[float]:
+        return self.epochs if isinstance(self.epochs, list) else [self.epochs]
 
     @property
     def source_langs(self) -> list[str]:

@@ -31,6 +31,7 @@ class Point:
     epoch: float
     scores: dict[str, dict[str, float]]  # "lang.split" -> metrics
     checkpoint: int | None = None  # the pretraining checkpoint fine-tuned (None: the final model)
+    epochs: float | None = None  # the run's planned epochs, where `epochs` is a grid
 
 
 @dataclass
@@ -87,7 +88,7 @@ def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Pat
 
 def _source_dev(config: TransferConfig) -> str | None:
     devs = [key(f) for f in config.evaluate if f.split == "dev" and f.lang in config.source_langs]
-    if not devs and len(config.lr) * len(config.batch_size) > 1:
+    if not devs and len(config.lr) * len(config.batch_size) * len(config.epoch_grid) > 1:
         raise ConfigError("a learning-rate / batch grid needs the source language's dev file in `evaluate`")
     if not devs and config.checkpoints:
         raise ConfigError("choosing among checkpoints needs the source language's dev file in `evaluate`")
@@ -100,7 +101,8 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
     history: list[Point] = []
     chosen = Selection()
     for checkpoint, directory in _candidates(config, encoder_dir):
-        for lr, batch_size in ((lr, b) for lr in config.lr for b in config.batch_size):
+        for lr, batch_size, epochs in ((lr, b, e) for lr in config.lr for b in config.batch_size
+                                       for e in config.epoch_grid):
             seed_everything(config.seed)
             tokenizer, encoder = load_encoder(directory, config.mode == "random_init", config.seed)
             features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers, config.precision)
@@ -112,7 +114,8 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
             def evaluate(step: int, epoch: float) -> float | None:
                 preds = [adapter.predict(model, e, r, pad) for e, (_, r) in zip(encoded, evals)]
                 point = Point(lr, batch_size, step, round(epoch, 4),
-                              {key(f): adapter.metrics(r, p) for (f, r), p in zip(evals, preds)}, checkpoint)
+                              {key(f): adapter.metrics(r, p) for (f, r), p in zip(evals, preds)}, checkpoint,
+                              epochs if isinstance(config.epochs, list) else None)
                 history.append(point)
                 score = point.scores[source_dev][adapter.main_metric] if source_dev else None
                 if source_dev is None or score > chosen.score:  # without a source dev: the last point
@@ -123,7 +126,7 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
 
             from mbertlab.transfer.train import fit
 
-            fit(adapter, model, items, config, lr, batch_size, pad, evaluate)
+            fit(adapter, model, items, config, lr, batch_size, epochs, pad, evaluate)
     return history, chosen
 
 
@@ -171,7 +174,8 @@ def _rows(config, adapter, history: list[Point], chosen: Selection, source_dev, 
     artifact = str(final_path(out))
     point = chosen.point
     extra = {"lr": point.lr, "batch_size": point.batch_size, "step": point.step, "epoch": point.epoch,
-             **({"checkpoint": point.checkpoint or "final"} if config.checkpoints else {})}
+             **({"checkpoint": point.checkpoint or "final"} if config.checkpoints else {}),
+             **({"epochs": point.epochs} if isinstance(config.epochs, list) else {})}
 
     def row(metric: str, value: float, lang: str, split: str) -> ResultRow:
         return ResultRow(metric=metric, value=float(value), study=study, model=model_name, task=config.task,

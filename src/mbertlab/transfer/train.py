@@ -35,10 +35,11 @@ def _optimizer(config: TransferConfig, params: list, lr: float, total: int, devi
 
 
 def fit(adapter: TaskAdapter, model: TaskModel, items: list, config: TransferConfig, lr: float, batch_size: int,
-        pad_id: int, evaluate: Evaluate) -> None:
+        epochs: float, pad_id: int, evaluate: Evaluate) -> None:
+    """One grid point: `epochs` passes (or `config.steps` steps) at `lr` and `batch_size`."""
     gen = torch.Generator().manual_seed(config.seed)
     per_epoch = max(1, -(-len(items) // batch_size))
-    total = config.steps or max(1, int(config.epochs * per_epoch))
+    total = config.steps or max(1, int(epochs * per_epoch))
     every = config.eval_every or per_epoch
     params = [p for p in model.parameters() if p.requires_grad]
     device = model.device

@@ -338,7 +338,8 @@ def _finetune(s: Wd2020Settings, lang: Language) -> dict[str, Any]:
     keys = {**s.finetune, **({"max_train_sentences": lang.task_sentences} if lang.task_sentences else {})}
     largest = max((l.task_sentences or 0) for l in s.languages)
     if s.equal_steps and lang.task_sentences and largest > lang.task_sentences and "steps" not in keys:
-        keys["epochs"] = keys.get("epochs", 2.0) * largest / lang.task_sentences
+        epochs, scale = keys.get("epochs", 2.0), largest / lang.task_sentences
+        keys["epochs"] = [e * scale for e in epochs] if isinstance(epochs, list) else epochs * scale
     return keys
 
 
