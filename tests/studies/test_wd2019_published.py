@@ -105,7 +105,7 @@ def test_paper_scale_jobs_carry_the_papers_fine_tuning_settings():
     """What published.yaml says the spec holds reaches the planned transfer jobs (grid, feature-based, freeze)."""
     jobs = [j for j in study_jobs(load_spec("wd2019", "paper")) if j.kind == "transfer" and j.config.seed == 0]
     finetune = next(j.config for j in jobs if j.config.mode == "finetune" and j.config.task == "xnli")
-    assert (finetune.lr, finetune.batch_size, finetune.epochs) == ([2e-5, 3e-5, 5e-5], [16, 32], 4)
+    assert (finetune.lr, finetune.batch_size, finetune.epochs) == ([2e-5, 3e-5, 5e-5], [16, 32], [3, 4])
     assert (finetune.warmup, finetune.max_length) == (0.1, 128)
     feature = next(j.config for j in jobs if j.config.mode == "feature" and j.config.task == "ner")
     assert (feature.lstm_hidden, feature.batch_size, feature.feature_lr, feature.min_lr) == (768, [32], 1e-3, 1e-5)

@@ -100,3 +100,21 @@ def _predictions(row, name: str) -> Path:
     found = Path(row.artifact) / "predictions" / name
     assert found.is_file(), f"no prediction file {found}"
     return found
+
+
+def test_parsing_targets_are_ordered_by_word_order_distance(real, tmp_path, shared_data):
+    """Table 6's order: one distance per parsing target, recounted here from the treebanks the transfer read."""
+    from mbertlab.analysis.word_order import head_directions, word_order_distance
+    from mbertlab.studies.report import write_report
+
+    spec, ctx = real
+    rows = {r.test_lang: r.value for r in ctx.results.query(mode="word_order", metric="word_order_distance")}
+    assert set(rows) == {"es", "de", "ru", "zh", "ar", "hi", "af", "lv"}
+    ud = shared_data / "ud"
+    en = head_directions([ud / "en_partut-ud-train.conllu"])
+    assert rows["hi"] == pytest.approx(word_order_distance(en, head_directions([ud / "hi_pud-ud-test.conllu"]))[0])
+    md = write_report(spec, ctx, tmp_path / "report")[0].read_text(encoding="utf-8")
+    section = md.split("Dependency parsing by word-order distance")[1].split("###")[0]
+    order = [line.split("|")[1].strip() for line in section.splitlines()
+             if line.startswith("| ") and "target" not in line]
+    assert order == sorted(rows, key=rows.get) and "Spearman's rho" in section

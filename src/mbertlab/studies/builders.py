@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mbertlab.analysis.correlate import CorrelateConfig, correlate_into
 from mbertlab.analysis.overlap import OverlapConfig, overlap_into
+from mbertlab.analysis.word_order import WordOrderConfig, word_order_into
 from mbertlab.analysis.regress import RegressConfig, regress_into
 from mbertlab.analysis.retrieve import RetrievalConfig, WordRetrievalConfig, retrieval_into, word_retrieval_into
 from mbertlab.analysis.vocab import VocabCurveConfig, vocab_curve_into
@@ -114,6 +115,12 @@ def build_overlap(config: OverlapConfig, inputs: list[Artifact], ctx: RunContext
     encoder, data = inputs
     return ctx.store.build("overlap", config, lambda out: overlap_into(
         config, encoder, data.path, Path(out), ctx.results, ctx.study), inputs)
+
+
+def build_word_order(config: WordOrderConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
+    (data,) = inputs
+    return ctx.store.build("word_order", config, lambda out: word_order_into(
+        config, data.path, Path(out), ctx.results, ctx.study), inputs)
 
 
 def build_correlate(config: CorrelateConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:

@@ -33,6 +33,7 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "task_files": StageKind("task_files", builders.build_task_files, 0.01),
     "overlap": StageKind("overlap", builders.build_overlap, 0.2),
     "correlate": StageKind("correlate", builders.build_correlate, 0.05),
+    "word_order": StageKind("word_order", builders.build_word_order, 0.05),
     "static": StageKind("static", builders.build_static, 1.0),
     "word_retrieval": StageKind("word_retrieval", builders.build_word_retrieval, 0.5, gpu=True),
     "vocab_curve": StageKind("vocab_curve", builders.build_vocab_curve, 0.05),

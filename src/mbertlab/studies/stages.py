@@ -164,6 +164,21 @@ def overlap_job(encoder: Job, data: Job, transfer: Job, tags=()) -> Job:
                f"{'+'.join(f.lang for f in tests)}", tags=tuple(tags) + (("task", t.task),))
 
 
+def word_order_job(data: Job, transfer: Job, tags=()) -> Job:
+    """Word-order distance of each target's parsing test treebank from the source's training treebank (the
+    parse transfer's own files)."""
+    from mbertlab.analysis.word_order import WordOrderConfig
+
+    t = transfer.config
+    source = t.train[0].lang
+    tests = [f for f in t.evaluate if f.split == "test" and f.lang != source]
+    if t.task != "parse" or not tests:
+        raise ConfigError(f"word_order: needs a parse transfer tested on a target other than {source!r}")
+    return Job("word_order", WordOrderConfig(train=t.train, tests=tests), (data,),
+               label=f"word order {source} -> {'+'.join(f.lang for f in tests)}",
+               tags=tuple(tags) + (("task", "parse"),))
+
+
 def correlate_job(overlaps: list[Job], transfers: list[Job], seed: int, tags=(), repair: bool = False) -> Job:
     """Transfers are fine-tuned on the overlaps' source, one per task, each with the overlap job of its task.
     `repair`: NER is scored by the repaired F1, as the paper reports it (see Task.reported)."""

@@ -103,6 +103,8 @@ class Wd2019Settings(Config):
     langid: LangIdSettings | None = Field(default_factory=LangIdSettings, description="null: no language ID.")
     overlap: bool = Field(True, description="Subword overlap per task and its correlation with zero-shot scores.")
     majority: bool = Field(True, description="A majority-label control per task.")
+    word_order: bool = Field(True, description="Table 6's word-order distance of each parsing target from the "
+                             "source, measured from the treebanks (analysis/word_order.py).")
 
     @model_validator(mode="after")
     def _check(self):
@@ -181,6 +183,11 @@ def plan(spec: StudySpec) -> list[Job]:
         seed_tag = (("seed", str(seed)),)
         encoder = shared or stages.pretrain_job(shards, s.pretrain, seed, seed_tag)
         jobs += _seed_jobs(s, encoder, data, languages, targets, levels, depth, seed)
+    if s.word_order and "parse" in s.tasks:
+        parse = next(j for j in jobs if j.kind == "transfer" and j.config.task == "parse"
+                     and j.tag("strategy") == FINETUNE_ALL and j.tag("upos_input") == "none")
+        if any(f.split == "test" and f.lang != s.source for f in parse.config.evaluate):
+            jobs.append(stages.word_order_job(data, parse))
     return jobs
 
 
