@@ -38,3 +38,22 @@ def _torch_threads():
     from mbertlab.runtime import default_threads
 
     torch.set_num_threads(max(1, min(2, default_threads())))
+
+
+def local_encoder(out: Path, languages, vocab_size: int, layers: int = 2, hidden: int = 32, heads: int = 2) -> Path:
+    """A random BERT saved as a Hugging Face directory stands in for a released encoder such as mBERT: its
+    WordPiece vocabulary learned from the shared raw text of `languages`, no file of ours beside the weights."""
+    from transformers import AutoTokenizer
+
+    from mbertlab.pretrain.config import ModelShape
+    from mbertlab.pretrain.model import new_model
+    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
+
+    tok = out.parent / f"{out.name}-tokenizer"
+    tok.mkdir(parents=True)
+    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=vocab_size, languages=list(languages)),
+                         {l: SHARED_DATA / "raw_text" / f"{l}.txt" for l in languages}, tok)
+    tokenizer = AutoTokenizer.from_pretrained(tok)
+    new_model(ModelShape(layers=layers, hidden=hidden, heads=heads), len(tokenizer)).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

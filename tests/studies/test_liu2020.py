@@ -15,7 +15,7 @@ from mbertlab.studies.published import load_published
 from mbertlab.studies.report import study_rows, write_report
 from mbertlab.studies.runner import spec_section, study_jobs, study_status
 from mbertlab.studies.spec import load_spec
-from tests.conftest import REPO, SHARED_DATA
+from tests.conftest import REPO, SHARED_DATA, local_encoder
 
 MODELS = ("BERT", "word2vec (skip-gram)", "word2vec (CBOW)", "GloVe")
 PAPER = SHARED_DATA.parent / "papers" / "liu2020-what-makes-multilingual-bert-multilingual.txt"
@@ -261,24 +261,12 @@ def test_real_text_with_muse_and_a_released_encoder_end_to_end(tmp_path, shared_
     """Real text and MUSE dictionaries (the paper's data kind): joint pretraining over English and every target,
     each size a cap on every language's text, retrieval en → each target on the largest size's text with POS
     classes from the English UPOS file, and a released encoder (a Hugging Face directory) as a reference row."""
-    from transformers import AutoTokenizer
-
-    from mbertlab.pretrain.config import ModelShape
-    from mbertlab.pretrain.model import new_model
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import ResultsDB
     from mbertlab.studies.jobs import RunContext
     from mbertlab.studies.runner import run_study
-    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
 
-    langs = ("en", "es", "de")
-    tok, enc = tmp_path / "tok", tmp_path / "released"
-    tok.mkdir()
-    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=800, languages=list(langs)),
-                         {l: shared_data / "raw_text" / f"{l}.txt" for l in langs}, tok)
-    released = AutoTokenizer.from_pretrained(tok)
-    new_model(ModelShape(layers=1, hidden=32, heads=2), len(released)).save_pretrained(enc)
-    released.save_pretrained(enc)
+    enc = local_encoder(tmp_path / "released", ("en", "es", "de"), vocab_size=800, layers=1)
     path = tmp_path / "real.yaml"
     text = f"""
 name: liu-real

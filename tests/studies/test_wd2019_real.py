@@ -17,7 +17,7 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import RunContext
 from mbertlab.studies.runner import run_study, study_jobs
 from mbertlab.studies.spec import load_spec
-from tests.conftest import REPO
+from tests.conftest import REPO, local_encoder
 
 pytestmark = pytest.mark.slow
 SPEC = REPO / "studies" / "wd2019-real.yaml"
@@ -28,20 +28,8 @@ TEXT = ("en", "es", "de", "ru", "zh", "ar", "hi", "af", "lv")
 def real(tmp_path_factory, shared_data):
     """The spec run at test scale with a random 2-layer encoder whose WordPiece vocabulary is learned from the
     raw text of every language that has it."""
-    from transformers import AutoTokenizer
-
-    from mbertlab.pretrain.config import ModelShape
-    from mbertlab.pretrain.model import new_model
-    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
-
     root = tmp_path_factory.mktemp("wd2019-real")
-    tok, enc = root / "tok", root / "encoder"
-    tok.mkdir()
-    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=3000, languages=list(TEXT)),
-                         {l: shared_data / "raw_text" / f"{l}.txt" for l in TEXT}, tok)
-    tokenizer = AutoTokenizer.from_pretrained(tok)
-    new_model(ModelShape(layers=2, hidden=32, heads=2), len(tokenizer)).save_pretrained(enc)
-    tokenizer.save_pretrained(enc)
+    enc = local_encoder(root / "encoder", TEXT, vocab_size=3000)
     spec = load_spec(SPEC, "test", [f"encoder={enc}"])
     ctx = RunContext(ArtifactStore(root / "work"), ResultsDB(root / "work" / "results.db"), "wd2019-real")
     run_study(spec, ctx, jobs=1)

@@ -17,6 +17,7 @@ from mbertlab.studies.published import published_path
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import study_jobs, study_status
 from mbertlab.studies.spec import load_spec
+from tests.conftest import local_encoder
 
 
 def test_spec_validates_at_every_scale_with_the_whole_grid():
@@ -482,21 +483,13 @@ def test_released_encoder_is_the_multilingual_encoder_end_to_end(tmp_path, share
     (no checkpoints), and Fig. 3 counts the released tokenizer's vocabulary, recounted here with that tokenizer."""
     from transformers import AutoTokenizer
 
-    from mbertlab.pretrain.config import ModelShape
-    from mbertlab.pretrain.model import new_model
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import ResultsDB
     from mbertlab.studies.jobs import RunContext
     from mbertlab.studies.runner import run_study
-    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
 
-    tok, enc = tmp_path / "tok", tmp_path / "mbert"
-    tok.mkdir()
-    train_tokenizer_into(TokenizerConfig(kind="wordpiece", vocab_size=1000, languages=["en", "af"]),
-                         {l: shared_data / "raw_text" / f"{l}.txt" for l in ("en", "af")}, tok)
-    released = AutoTokenizer.from_pretrained(tok)
-    new_model(ModelShape(layers=1, hidden=32, heads=2), len(released)).save_pretrained(enc)
-    released.save_pretrained(enc)  # a directory as Hugging Face writes it: no file of ours beside the weights
+    enc = local_encoder(tmp_path / "mbert", ("en", "af"), vocab_size=1000, layers=1)
+    released = AutoTokenizer.from_pretrained(enc)
     path = tmp_path / "released.yaml"
     text = f"""
 name: released
