@@ -139,8 +139,9 @@ def test_early_stopping_keeps_the_best_evaluation_and_resumes_exactly(tmp_path, 
     """Limisiewicz et al. 2023 (Appendix E): "Early stopping was used for all models based on results on a
     balanced dev set." The stop and the kept model follow from metrics.jsonl recomputed here: the mean over
     languages of each evaluation's dev loss, the run stopping after `patience` evaluations without a new
-    minimum; a run killed mid-way (or after stopping, before saving its model) resumes to the same weights."""
-    config = PretrainConfig.model_validate({**TINY, "steps": 100, "lr": 0.05, "patience": 2, "keep_checkpoints": 10})
+    minimum; the best step's checkpoint outlives keep_checkpoints; a run killed after the best step (or after
+    stopping, before saving its model) resumes to the same weights."""
+    config = PretrainConfig.model_validate({**TINY, "steps": 100, "lr": 0.05, "patience": 2, "keep_checkpoints": 1})
     straight = tmp_path / "straight"
     straight.mkdir()
     pretrain_into(config, small_pair_shards, straight)
@@ -159,11 +160,12 @@ def test_early_stopping_keeps_the_best_evaluation_and_resumes_exactly(tmp_path, 
     info = json.loads((straight / "early_stopping.json").read_text())
     assert (info["best_step"], info["stopped_at"], info["stopped_early"]) == (best_step, stop, True)
     assert max(losses) == stop
+    assert [s for s, _ in list_checkpoints(straight)] == [best_step, stop]  # the newest, and the best
     kept = _weights(straight / "checkpoints" / f"step-{best_step}")
     final = _weights(straight / "model")
     assert all(torch.equal(kept[k], final[k]) for k in kept)
 
-    for cut in (30, stop):  # killed mid-run; killed after the stop, before the model was saved
+    for cut in (best_step, stop):  # killed after the best step; killed after the stop, before the model was saved
         resumed = tmp_path / f"resumed-{cut}"
         shutil.copytree(straight, resumed)
         shutil.rmtree(resumed / "model")
@@ -179,10 +181,3 @@ def test_early_stopping_keeps_the_best_evaluation_and_resumes_exactly(tmp_path, 
 
     plain = PretrainConfig.model_validate({**TINY, "steps": 100})
     assert "patience" not in plain.model_dump()  # configs without early stopping keep their hashes
-
-
-def test_the_best_checkpoint_survives_keep_checkpoints(tmp_path, small_pair_shards):
-    config = PretrainConfig.model_validate({**TINY, "steps": 100, "lr": 0.05, "patience": 2, "keep_checkpoints": 1})
-    pretrain_into(config, small_pair_shards, tmp_path)
-    info = json.loads((tmp_path / "early_stopping.json").read_text())
-    assert [s for s, _ in list_checkpoints(tmp_path)] == sorted({info["best_step"], info["stopped_at"]})
