@@ -69,7 +69,8 @@ def ours(encoder: Path, train: list, dev: list) -> tuple[float, float]:
     model = TaskModel(features, adapter.head(features.n_out))
     items = adapter.encode(tokenizer, train, training=True)
     start = time.perf_counter()
-    fit(adapter, model, items, config, LR, BATCH, tokenizer.pad_token_id, lambda step, epoch: None)
+    fit(adapter, model, items, config, LR, BATCH, config.epoch_grid[0], tokenizer.pad_token_id,
+        lambda step, epoch: None)
     seconds = time.perf_counter() - start
     preds = adapter.predict(model, adapter.encode(tokenizer, dev, training=False), dev, tokenizer.pad_token_id)
     return seconds, adapter.metrics(dev, preds)["accuracy"]

@@ -96,7 +96,8 @@ def ours(encoder: Path, adapter, train: list, dev: list, device: torch.device) -
     items = adapter.encode(tokenizer, train, training=True)
     sync(device)
     start = time.perf_counter()
-    fit(adapter, model, items, adapter.config, LR, BATCH, tokenizer.pad_token_id, lambda step, epoch: None)
+    fit(adapter, model, items, adapter.config, LR, BATCH, adapter.config.epoch_grid[0], tokenizer.pad_token_id,
+        lambda step, epoch: None)
     sync(device)
     seconds = time.perf_counter() - start
     preds = adapter.predict(model, adapter.encode(tokenizer, dev, training=False), dev, tokenizer.pad_token_id)
