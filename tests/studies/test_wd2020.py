@@ -25,11 +25,17 @@ def test_spec_validates_at_every_scale_with_the_whole_grid():
     for scale in ("test", "lab", "paper"):
         jobs = study_jobs(load_spec("wd2020", scale))
         kinds[scale] = Counter(j.kind for j in jobs)
-    # lab: 1 multilingual + per variant (4) 2 monolingual + 2 bilingual = 17 encoders, 3 seeds; paper: also a
-    # monolingual encoder of each of the 3 other languages (monolingual_for: all, base only) = 20
-    assert kinds["lab"]["pretrain"] == 17 * 3 and kinds["paper"]["pretrain"] == 20 * 3
-    # multilingual on 5 languages + 16 low-resource encoders + the non-BERT baseline on 5 languages, 3 tasks, 3 seeds
-    assert kinds["lab"]["transfer"] == (5 + 16 + 5) * 3 * 3 and kinds["lab"]["static"] == 5 * 3
+    # lab: 1 multilingual + 2 monolingual and 2 bilingual at base + 2 monolingual per other variant (3): the
+    # paper's Table 4 varies the monolingual BERT only = 11 encoders, 3 seeds; paper: also a monolingual
+    # encoder of each of the 3 other languages (monolingual_for: all, base only) = 14
+    assert kinds["lab"]["pretrain"] == 11 * 3 and kinds["paper"]["pretrain"] == 14 * 3
+    for scale in ("lab", "paper"):
+        encoders = {(j.tag("encoder"), j.tag("variant")) for j in study_jobs(load_spec("wd2020", scale))
+                    if j.kind == "pretrain"}
+        assert {v for e, v in encoders if e == "bilingual"} == {"base"}
+        assert {v for e, v in encoders if e == "monolingual"} == {"base", "small", "vocab 10k", "seq 128"}
+    # multilingual on 5 languages + 10 low-resource encoders + the non-BERT baseline on 5 languages, 3 tasks, 3 seeds
+    assert kinds["lab"]["transfer"] == (5 + 10 + 5) * 3 * 3 and kinds["lab"]["static"] == 5 * 3
     # Fig. 4: 3 base encoders x 2 low-resource languages x 4 checkpoints (250 .. 1000), first seed only;
     # paper: 5 checkpoints (every 23k of 115k steps)
     assert kinds["lab"]["wd2020_checkpoint"] == 3 * 2 * 4 and kinds["paper"]["wd2020_checkpoint"] == 3 * 2 * 5
