@@ -60,6 +60,16 @@ def test_every_factor_reaches_the_stage_configs():
     assert char.seq_len * char.batch_size == base.seq_len * base.batch_size
     unigram = _jobs(spec, "transfer", "unigram corpus")
     assert {(j.config.task, j.config.mode) for j in unigram} == {("ner", "finetune"), ("ner", "random_init")}
+    # Table 6: one seed per added shape (the paper's single runs); Table 7: a four-language BERT, pretrained on
+    # and tested in all four languages, XNLI only
+    assert [len(_jobs(spec, "pretrain", n)) for n in ("depth 1 hidden 42", "hidden 18", "four languages",
+                                                       "four languages depth 12 heads 3")] == [1, 1, 3, 1]
+    four = _jobs(spec, "pretrain", "four languages depth 12 heads 3")[0]
+    assert (four.config.model.layers, four.config.model.heads, four.config.model.hidden) == (12, 3, 36)
+    assert four.inputs[0].config.languages == ["src", "tgt_fake", "tgt", "tgt2_fake"]
+    tested = {(j.config.task, tuple(f.lang for f in j.config.evaluate))
+              for j in _jobs(spec, "transfer", "four languages")}
+    assert tested == {("xnli", ("src", "tgt_fake", "tgt", "tgt2_fake"))}
     mixed = [j for j in _jobs(spec, "transfer", "Fake-English")
              if j.config.task == "xnli" and j.config.mode == "finetune"][0].config.evaluate
     assert [(f.lang, f.path, f.hypothesis_path) for f in mixed][2:] == [
@@ -136,7 +146,18 @@ def test_report_has_the_paper_factor_tables_with_numbers_from_the_rows(k2020):
     assert [r[0] for r in _ours(_table(md, "Depth (attention heads and hidden size fixed)"))] == ["1", "2", "4"]
     assert [r[0] for r in _ours(_table(md, "Multi-head attention (depth and hidden size fixed)"))] == ["1", "2", "4"]
     assert [r[0] for r in _ours(_table(md, "Total parameters: hidden size (depth and heads fixed)"))] == \
-        ["64", "128", "256"]
+        ["5.8%", "8.9%", "11.5%", "6.4%", "10.2%", "13.9%", "3.2%", "8.1%", "27.5%", "100.0%", "380.4%"]
+    # Table 7: per language, each cell the mean of that language's rows
+    four = _table(md, "Four languages (XNLI; the paper's en / es / hi / ru are src / tgt / tgt_fake / tgt2_fake)")
+    langs = ["src", "tgt_fake", "tgt", "tgt2_fake"]
+    assert four[0] == ["parameters (share of the base)", "condition", "target", *(f"XNLI {l}" for l in langs)]
+    assert [r[:2] for r in _ours(four)][:2] == [["100.0%", "four languages"],
+                                                ["13.5%", "four languages depth 6 heads 1"]]
+    for line in _ours(four):
+        (job,) = [j for j in _jobs(spec, "transfer", line[1]) if j.config.mode == "finetune"]
+        art = str(ctx.store.workdir / "transfer" / job_hash(job, ctx.store))
+        value = {r.test_lang: r.value for r in _rows(ctx, artifact=art, metric="accuracy", split="test")}
+        assert line[3:] == [f"{100 * value[l]:.1f}" for l in langs]
     assert [r[:2] for r in _ours(_table(md, "Tokenization"))] == [["char", "char tokens"],
                                                                   ["wordpiece", "Fake-English"],
                                                                   ["word", "word tokens"]]
@@ -169,6 +190,12 @@ def test_report_puts_the_papers_rows_under_ours(k2020):
     depth = _table(md, "Depth (attention heads and hidden size fixed)")
     # Table 4, depth 1: Fake-English 66.6, Russian 45.0, ∆ 21.6
     assert [r[1:] for r in depth[2:] if r[0] == "1 (paper)"] == [["depth 1", "—", "66.6", "45", "21.6"]]
+    # Table 7: en / es / hi / ru of the paper's base and of its depth-36, 3-head BERT under ours
+    four = _table(md, "Four languages (XNLI; the paper's en / es / hi / ru are src / tgt / tgt_fake / tgt2_fake)")
+    paper = {r[1]: r[3:] for r in four[2:] if r[0].endswith("(paper)")}
+    # our columns are src / tgt_fake / tgt / tgt2_fake: en, hi, es, ru
+    assert paper["132.78M, depth 12, heads 12"] == ["79", "50.7", "70", "65.2"]
+    assert paper["30.43M, depth 36, heads 3"] == ["76", "47.8", "64.8", "59.8"]
     mixed = _table(md, "XNLI with premise and hypothesis in different languages (fine-tuned on src pairs)")
     # Table 11: enfake-enfake, target-target, enfake-target, target-enfake for es / hi / ru
     assert [r[-1] for r in mixed[2:]] == ["78.5 / 79.3 / 79", "70.9 / 59.6 / 65.7", "57.9 / 45.7 / 51.1",
@@ -187,11 +214,22 @@ def _expected_at_one_seed(finding, rows) -> str:
         sels = [finding.a1, finding.a2, finding.b1, finding.b2]
     else:
         sels = [{**finding.select, finding.by: level} for level in finding.levels]
-    sides = [[r for r in rows if all((getattr(r, k) if hasattr(r, k) and k != "extra" else r.extra.get(k)) == v
-                                     for k, v in {**finding.where, **sel}.items())] for sel in sels]
+    sides = _sides(finding, rows, sels)
     if not all(sides):
         return "not run"
     return "inconclusive" if min(map(len, sides)) < 3 else "?"
+
+
+def _sides(finding, rows, sels) -> list[list[float]]:
+    """The values each selection picks (a list in the spec means 'any of')."""
+    def value(r, k):
+        return getattr(r, k) if hasattr(r, k) and k != "extra" else r.extra.get(k)
+
+    def match(got, want):
+        return got in want if isinstance(want, list) else got == want
+
+    return [[r.value for r in rows if all(match(value(r, k), v) for k, v in {**finding.where, **sel}.items())]
+            for sel in sels]
 
 
 def test_scorecard_verdicts_follow_from_the_rows(k2020):
@@ -215,7 +253,8 @@ def test_scorecard_verdicts_follow_from_the_rows(k2020):
     expected = {f.id: _expected_at_one_seed(f, rows) for f in findings if not f.own}
     assert {i: card[i][2] for i in card} == expected
     assert expected["depth-integral"] == "inconclusive" and "needs ≥ 3 seeds" in card["depth-integral"][3]
-    assert expected["word-order-ner"] == expected["four-languages"] == "not run"
+    # Table 7's claim: six one-seed deep BERTs against the base's single test-scale seed
+    assert expected["word-order-ner"] == "not run" and expected["four-languages"] == "inconclusive"
     counts = {s: list(expected.values()).count(s) for s in ("holds", "does not hold", "inconclusive", "not run")}
     assert f"{counts['holds']} holds, {counts['does not hold']} does not hold, {counts['inconclusive']} " \
            f"inconclusive, {counts['not run']} not run (of the paper's claims)" in md

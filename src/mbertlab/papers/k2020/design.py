@@ -43,6 +43,8 @@ class Condition(Config):
                                      "XNLI for a generated unigram language, which has no XNLI files.")
     mixed_pairs: bool = Field(False, description="XNLI: also test premise and hypothesis in different languages "
                               "(source-target and target-source, K et al.'s last table).")
+    also: list[str] = Field(default_factory=list, description="Further languages pretrained with the source and "
+                            "the target, each tested zero-shot too (K et al.'s Table 7: a four-language BERT).")
 
 
 class TableRow(Config):
@@ -72,6 +74,9 @@ class FactorTable(Config):
     rows: list[TableRow] = Field(min_length=1)
     paper: PaperTable | None = Field(None, description="The paper's table this one mirrors: its rows are "
                                      "shown under ours (each row's `paper`).")
+    per_language: bool = Field(False, description="Per task, one column per language of the rows' conditions "
+                               "(K et al.'s Table 7: en / es / hi / ru) instead of source, target and Δ; the "
+                               "paper's columns are then keyed '<task>.<language>'.")
 
 
 class ConditionsSettings(Config):
@@ -105,18 +110,22 @@ def plan(spec: StudySpec) -> list[Job]:
     languages = stages.data_languages(data)
     problems = [f"{spec.source}: key 'conditions': {cond.name!r}: unknown language {lang!r} "
                 f"(data: {', '.join(languages)})"
-                for cond in s.conditions for lang in dict.fromkeys((s.source, cond.target)) if lang not in languages]
+                for cond in s.conditions for lang in condition_languages(s, cond) if lang not in languages]
     names = [c.name for c in s.conditions]
+    by_name = {c.name: c for c in s.conditions}
     problems += [f"{spec.source}: key 'conditions': name {n!r} is used twice" for n in names if names.count(n) > 1]
     problems += [f"{spec.source}: key 'tables': {t.title!r}: unknown condition {r.condition!r}"
                  for t in s.tables for r in t.rows if r.condition not in names]
     problems += [f"{spec.source}: key 'tables': {t.title!r}: a row of condition {r.condition!r} needs a level "
                  "(or the table a key)" for t in s.tables for r in t.rows if r.level is None and t.key is None]
+    problems += [f"{spec.source}: key 'tables': {t.title!r}: per_language needs every row's condition to have "
+                 "the same languages" for t in s.tables if t.per_language and len({
+                     tuple(condition_languages(s, by_name[r.condition]))
+                     for r in t.rows if r.condition in by_name}) > 1]
     problems += [f"{spec.source}: key 'conditions': {c.name!r}: mixed_pairs needs the xnli task"
                  for c in s.conditions if c.mixed_pairs and "xnli" not in (s.tasks if c.tasks is None else c.tasks)]
     if problems:
         raise ConfigError("\n".join(dict.fromkeys(problems)))
-    by_name = {c.name: c for c in s.conditions}
     for table in s.tables:  # a misspelt setting key fails here, before anything is built
         [setting_value(s, by_name[r.condition], table.key) for r in table.rows if r.level is None]
     jobs: list[Job] = []
@@ -130,6 +139,11 @@ def plan(spec: StudySpec) -> list[Job]:
             encoders[job] = cond.name
         jobs += cond_jobs
     return jobs
+
+
+def condition_languages(s: ConditionsSettings, cond: Condition) -> list[str]:
+    """The languages a condition's encoder is pretrained on and tested on: the source first, then the target."""
+    return list(dict.fromkeys((s.source, cond.target, *cond.also)))
 
 
 def condition_settings(s: ConditionsSettings, cond: Condition) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -165,7 +179,7 @@ def setting_value(s: ConditionsSettings, cond: Condition, key: str) -> str:
 def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job) -> list[Job]:
     from mbertlab.studies import stages
 
-    pair = [s.source, cond.target]
+    pair = condition_languages(s, cond)
     tags = (("condition", cond.name),)
     tokenizer, pretrain = condition_settings(s, cond)
     controls = s.controls if cond.controls is None else cond.controls

@@ -11,7 +11,7 @@ from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.papers.k2020.design import mixed_lang, setting_value
+from mbertlab.papers.k2020.design import condition_languages, mixed_lang, setting_value
 from mbertlab.studies.published import Published, load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
@@ -119,32 +119,40 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
     under a row, the paper's rows it stands for (labelled '<level> (paper)')."""
     conditions = {c.name: c for c in s.conditions}
     tasks = all_tasks(s, [conditions[r.condition] for r in spec_table.rows])
+    # the cells per task: (column key in paper.columns, header suffix, language or None for Δ)
+    if spec_table.per_language:
+        langs = condition_languages(s, conditions[spec_table.rows[0].condition])
+        parts = [(lang, lang, lang) for lang in langs]
+    else:
+        parts = [("source", f"source ({s.source})", s.source), ("target", "target", "target"), ("delta", "Δ", None)]
     columns = [spec_table.factor, "condition", "target"]
     for task in tasks:
-        short = get_task(task).title
-        columns += [f"{short} source ({s.source})", f"{short} target", f"{short} Δ"]
+        columns += [f"{get_task(task).title} {header}" for _, header, _ in parts]
     body = []
     for row in spec_table.rows:
         cond = conditions[row.condition]
         level = row.level if row.level is not None else setting_value(s, cond, spec_table.key)
         line: list = [level, cond.name, cond.target]
         for task in tasks:
-            metric = get_task(task).metric
             trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
-            src, tgt = lang_cell(trained, metric, s.source), lang_cell(trained, metric, cond.target)
-            line += [src, tgt, delta(src, tgt)]
+            cells = [lang_cell(trained, get_task(task).metric, cond.target if lang == "target" else lang)
+                     for _, _, lang in parts if lang is not None]
+            line += cells if spec_table.per_language else [*cells, delta(*cells)]
         body.append(line)
-        body += _paper_lines(spec_table, row, level, tasks, published)
+        body += _paper_lines(spec_table, row, level, tasks, [key for key, _, _ in parts], published)
     metrics = ", ".join(headline(t) for t in tasks)
     paper = spec_table.paper
     mirrors = f" Rows '(paper)': the paper's {paper.table} (its row in the condition column)." if paper else ""
+    scores = "every language but the source tested zero-shot" if spec_table.per_language else \
+        "target tested zero-shot; Δ = source − target per seed"
     return Table(spec_table.title, columns, body,
-                 note=f"Scores in % ({metrics}); fine-tuned on {s.source}, target tested zero-shot; "
-                      f"Δ = source − target per seed.{mirrors}")
+                 note=f"Scores in % ({metrics}); fine-tuned on {s.source}, {scores}.{mirrors}")
 
 
-def _paper_lines(spec_table, row, level: str, tasks: list[str], published: Published | None) -> list[list[str]]:
-    """The paper's rows under one of ours: its source, target and Δ cells per task ('—' where none)."""
+def _paper_lines(spec_table, row, level: str, tasks: list[str], parts: list[str],
+                 published: Published | None) -> list[list[str]]:
+    """The paper's rows under one of ours: its cell per task and part (source, target, Δ or a language;
+    '—' where none)."""
     paper = spec_table.paper
     if paper is None or published is None:
         return []
@@ -153,7 +161,7 @@ def _paper_lines(spec_table, row, level: str, tasks: list[str], published: Publi
         line = [f"{level} (paper)", label, "—"]
         for task in tasks:
             line += [published.cell(paper.table, label, paper.columns[key])
-                     if (key := f"{task}.{part}") in paper.columns else "—" for part in ("source", "target", "delta")]
+                     if (key := f"{task}.{part}") in paper.columns else "—" for part in parts]
         lines.append(line)
     return lines
 
