@@ -8,7 +8,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, dtype_for, shift_for, write_shards_into
-from mbertlab.tokenizers.train import SPECIALS, TokenizerConfig, train_tokenizer_into
+from mbertlab.tokenizers.train import SPECIALS, TokenizerConfig, balanced_lines, train_tokenizer_into
 
 LINES_A = ["the cat sat on the mat", "a dog ran in the park", "the cat ran", "dogs and cats sat"] * 30
 LINES_B = ["der hund lief im park", "die katze sass", "ein hund und eine katze"] * 30
@@ -39,6 +39,34 @@ def test_autotokenizer_loads_with_fixed_specials(tmp_path, corpus, kind):
     assert tok.decode(ids).replace(" ", "") == held_out.replace(" ", "")
     if kind == "word":
         assert tok.convert_ids_to_tokens(ids) == held_out.split()
+
+
+def test_wordpiece_ids_are_the_same_in_every_run(tmp_path, corpus):
+    """HF's WordPiece trainer numbers its alphabet in hash-set order (random per process and per run): the
+    saved ids must not depend on it, or one config pretrains different encoders. Trained in fresh processes;
+    the segmentation must equal an untouched HF trainer's."""
+    import json
+    import subprocess
+    import sys
+
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    script = ("import sys; from pathlib import Path; from mbertlab.tokenizers.train import TokenizerConfig, "
+              "train_tokenizer_into; train_tokenizer_into(TokenizerConfig(kind='wordpiece', vocab_size=60, "
+              f"languages=['a', 'b']), {{'a': Path({str(corpus['a'])!r}), 'b': Path({str(corpus['b'])!r})}}, "
+              "Path(sys.argv[1]))")
+    vocabs = []
+    for run in range(3):
+        subprocess.run([sys.executable, "-c", script, str(tmp_path / str(run))], check=True)
+        vocabs.append(json.loads((tmp_path / str(run) / "tokenizer.json").read_text())["model"]["vocab"])
+    assert vocabs[0] == vocabs[1] == vocabs[2]
+    reference = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    reference.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    reference.train_from_iterator(balanced_lines(corpus, None), trainers.WordPieceTrainer(
+        vocab_size=60 + len(SPECIALS), special_tokens=SPECIALS, show_progress=False))
+    ours = AutoTokenizer.from_pretrained(str(tmp_path / "0"))
+    for line in ["the cat sat in the park", "ein hund sass", "zebras"]:
+        assert ours.tokenize(line) == reference.encode(line).tokens
 
 
 def test_balanced_vocabulary_uses_equal_sentences(tmp_path, corpus):

@@ -105,6 +105,12 @@ def _wordpiece(config: TokenizerConfig, lines: Iterable[str], specials: list[str
     trainer = trainers.WordPieceTrainer(vocab_size=config.vocab_size + len(specials), special_tokens=specials,
                                         show_progress=False)
     tokenizer.train_from_iterator(lines, trainer)
+    # The trainer numbers its alphabet in hash-set order, which changes from run to run: the same vocabulary got
+    # other ids, so an encoder pretrained twice from one config differed. Ids: specials first, then by the unit.
+    # Segmentation is unchanged (WordPiece matches the longest unit in the vocabulary, whatever its id).
+    learned = tokenizer.get_vocab()
+    ordered = [*specials, *sorted(u for u in learned if u not in specials)]
+    tokenizer.model = models.WordPiece({u: i for i, u in enumerate(ordered)}, unk_token="[UNK]")
     return tokenizer
 
 
