@@ -50,10 +50,9 @@ class Variant(Config):
     name: str = Field(description="Row label of Table 4, e.g. 'small'.")
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer keys over the study's.")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretrain keys over the study's.")
-    encoders: list[Literal["monolingual", "bilingual"]] = Field(
-        default_factory=lambda: ["monolingual", "bilingual"], min_length=1,
-        description="Which low-resource encoders this variant pretrains (the paper's Table 4: every variant of "
-        "the monolingual BERT, the bilingual BERT at base only). The base trains all of the study's encoders.")
+    encoders: list[Literal["monolingual", "bilingual"]] = Field(default_factory=lambda: ["monolingual", "bilingual"],
+        min_length=1, description="Low-resource encoders this variant trains (the base trains all; the paper "
+        "varies only the monolingual BERT).")
 
 
 class Curve(Config):
