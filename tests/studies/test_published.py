@@ -68,8 +68,14 @@ def _specs_of(key: str) -> list[Path]:
 
 
 def _at(data, dotted: str):
-    for part in dotted.split("."):
-        if isinstance(data, list):
+    """Follow `a.0.b` or `a.<name>.b`; `<name>` picks the list entry with that `name` (a name may hold dots)."""
+    for part in re.findall(r"<[^>]*>|[^.]+", dotted):
+        if isinstance(data, list) and part.startswith("<"):
+            named = [d for d in data if isinstance(d, dict) and d.get("name") == part[1:-1]]
+            if len(named) != 1:
+                raise KeyError(dotted)
+            data = named[0]
+        elif isinstance(data, list):
             data = data[int(part)]
         elif isinstance(data, dict) and part in data:
             data = data[part]

@@ -12,7 +12,8 @@ paper states. Schema:
       - {name: "pretraining batch size", value: 32, section: "§3.1", quote: "...", spec: "pretrain.batch_size"}
       - {name: "...", value: 2000000, section: "...", quote: "...", spec: "...", deviation: "why we differ"}
 
-`spec` is a dotted path into the study's validated settings at `paper` scale; a setting with a `deviation`
+`spec` is a dotted path into the study's validated settings at `paper` scale (`conditions.<name>.x` picks a
+list entry by its name); a setting with a `deviation`
 is one the paper-scale spec does not mirror, and says why.
 """
 from __future__ import annotations
