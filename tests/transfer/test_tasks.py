@@ -248,3 +248,28 @@ def test_langid_by_layer(tmp_path, tiny):
     assert min(scores) > 0.9
     rows = results.query(task="langid")
     assert sorted((r.extra["layer"], r.value) for r in rows) == list(enumerate(scores))
+
+
+@pytest.mark.parametrize("mode", ["probe", "bilstm_crf"])
+def test_a_frozen_encoder_scores_each_evaluation_batch_once_with_the_same_results(tmp_path, tiny, mode, monkeypatch):
+    from mbertlab.transfer import encoder
+
+    calls = {"train": 0, "eval": 0}
+    states = encoder.Features._states
+
+    def counted(self, *batch):
+        calls["train" if self.training else "eval"] += 1
+        return states(self, *batch)
+
+    monkeypatch.setattr(encoder.Features, "_states", counted)
+    keys = dict(task="upos", mode=mode, train=ud("src", "train"), evaluate=[ud("src", "dev"), ud("fake", "test")],
+                epochs=3, lstm_hidden=16, feature_lr=3e-3, min_lr=1e-9)
+    kept, _ = run(tmp_path, tiny, "kept", **keys)
+    kept_calls = dict(calls)
+    calls.update(train=0, eval=0)
+    monkeypatch.setattr(encoder, "EVAL_CACHE_BYTES", 0)  # nothing kept: every evaluation runs the encoder
+    fresh, _ = run(tmp_path, tiny, "fresh", **keys)
+    assert (kept / "history.jsonl").read_text() == (fresh / "history.jsonl").read_text()
+    assert len((kept / "history.jsonl").read_text().splitlines()) == 3
+    assert kept_calls["train"] == calls["train"] > 0
+    assert kept_calls["eval"] * 3 == calls["eval"] > 0  # three evaluations, the encoder run for the first only

@@ -59,8 +59,17 @@ def autocast(device: torch.device, precision: str = "auto"):
     return autocast_factory(device, resolve_precision(precision, device))()
 
 
+# Evaluation batches of a frozen encoder whose hidden states are kept, at most this many bytes per run.
+EVAL_CACHE_BYTES = 1 << 30
+
+
 class Features(nn.Module):
-    """Subword vectors [B, S, H] in fp32 for a mode; heads stay in fp32, the encoder runs under autocast."""
+    """Subword vectors [B, S, H] in fp32 for a mode; heads stay in fp32, the encoder runs under autocast.
+
+    A frozen encoder gives the same states for the same batch, and every evaluation scores the same batches
+    again: in eval mode they are computed once and kept (up to EVAL_CACHE_BYTES), so a probe that evaluates
+    after every epoch runs the encoder over its test files once. The outputs are the very same tensors.
+    """
 
     def __init__(self, encoder: nn.Module, mode: str, layer: int = -1, freeze_layers: int = 0,
                  precision: str = "auto"):
@@ -75,6 +84,8 @@ class Features(nn.Module):
         self.mix = ScalarMix(encoder.config.num_hidden_layers + 1) if mode in ("feature", "bilstm_crf") else None
         self.layer = layer if mode == "probe" else None
         self.n_out = encoder.config.hidden_size
+        self._kept: dict[tuple, torch.Tensor] = {}
+        self._kept_bytes = 0
         if self.frozen:
             encoder.requires_grad_(False)
         elif mode == "freeze":
@@ -88,16 +99,31 @@ class Features(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        keep = self.frozen and not self.training
+        batch = (input_ids, attention_mask, token_type_ids)
+        name = tuple(None if t is None else (tuple(t.shape), t.cpu().numpy().tobytes()) for t in batch) if keep \
+            else None
+        states = self._kept.get(name) if keep else None
+        if states is None:
+            states = self._states(*batch)
+            size = sum(h.element_size() * h.nelement() for h in states)
+            if keep and self._kept_bytes + size <= EVAL_CACHE_BYTES:
+                self._kept[name] = states
+                self._kept_bytes += size
+        return self.mix(list(states)) if self.mix is not None else states[0]
+
+    def _states(self, input_ids, attention_mask, token_type_ids) -> tuple[torch.Tensor, ...]:
+        """Every layer's states (the scalar mix) or the one layer the mode uses, in fp32."""
         every = self.mix is not None or self.layer is not None
         grad = torch.no_grad() if self.frozen else contextlib.nullcontext()
         types = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
         with grad, autocast(input_ids.device, self.precision):
             out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=every, **types)
         if self.mix is not None:
-            return self.mix([h.float() for h in out.hidden_states])
+            return tuple(h.float() for h in out.hidden_states)
         if self.layer is not None:
-            return out.hidden_states[self.layer].float()
-        return out.last_hidden_state.float()
+            return (out.hidden_states[self.layer].float(),)
+        return (out.last_hidden_state.float(),)
 
 
 def checkpoint_dir(pretrain: Path, step: int) -> Path:
