@@ -1,6 +1,7 @@
 """Tagging: the NER repair, entity F1 equal to seqeval, sliding windows, freezing."""
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -47,6 +48,21 @@ def test_token_macro_f1_by_hand():
     # B-PER: tp1 -> F1 1; O: tp1 fp1 fn1 -> 2/4; B-LOC: tp0 fp1 fn1 -> 0
     assert token_macro_f1(gold, pred) == pytest.approx((1 + 0.5 + 0) / 3)
     assert upos_metrics([["A", "B"], ["C"]], [["A", "X"], ["C"]])["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_token_macro_f1_is_the_same_under_every_hash_seed():
+    """Found in lms2023 probes: the labels were summed in a set's order, so two runs differed in the last bit."""
+    import subprocess
+    import sys
+
+    code = ("import random; from mbertlab.tasks.ner import token_macro_f1; r = random.Random(0); "
+            "tags = [f'{p}-T{i}' for p in 'BI' for i in range(15)] + ['O']; "
+            "gold = [[r.choice(tags) for _ in range(20)] for _ in range(200)]; "
+            "pred = [[t if r.random() < 0.6 else r.choice(tags) for t in s] for s in gold]; "
+            "print(repr(token_macro_f1(gold, pred)))")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    assert len(runs) == 1, runs
 
 
 def tiny_tokenizer(words: list[str], tmp_path: Path) -> PreTrainedTokenizerFast:
