@@ -84,7 +84,7 @@ class Features(nn.Module):
         self.mix = ScalarMix(encoder.config.num_hidden_layers + 1) if mode in ("feature", "bilstm_crf") else None
         self.layer = layer if mode == "probe" else None
         self.n_out = encoder.config.hidden_size
-        self._kept: dict[tuple, torch.Tensor] = {}
+        self._kept: dict[tuple, tuple[torch.Tensor, ...]] = {}
         self._kept_bytes = 0
         if self.frozen:
             encoder.requires_grad_(False)
