@@ -99,17 +99,20 @@ class Features(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
-        keep = self.frozen and not self.training
         batch = (input_ids, attention_mask, token_type_ids)
-        name = tuple(None if t is None else (tuple(t.shape), t.cpu().numpy().tobytes()) for t in batch) if keep \
-            else None
-        states = self._kept.get(name) if keep else None
+        if not self.frozen or self.training:
+            return self._combine(self._states(*batch))
+        key = tuple(None if t is None else (tuple(t.shape), t.cpu().numpy().tobytes()) for t in batch)
+        states = self._kept.get(key)
         if states is None:
             states = self._states(*batch)
             size = sum(h.element_size() * h.nelement() for h in states)
-            if keep and self._kept_bytes + size <= EVAL_CACHE_BYTES:
-                self._kept[name] = states
+            if self._kept_bytes + size <= EVAL_CACHE_BYTES:
+                self._kept[key] = states
                 self._kept_bytes += size
+        return self._combine(states)
+
+    def _combine(self, states: tuple[torch.Tensor, ...]) -> torch.Tensor:
         return self.mix(list(states)) if self.mix is not None else states[0]
 
     def _states(self, input_ids, attention_mask, token_type_ids) -> tuple[torch.Tensor, ...]:
