@@ -33,3 +33,41 @@ def test_a_v1_tag_is_an_error_naming_file_and_line_unless_the_mapping_is_asked_f
 def test_the_mapping_left_off_keeps_the_hash_a_task_file_had_before_it_existed():
     assert "v1_to_v2" not in TaskFile(path="x", format="conllu").model_dump(mode="json")
     assert TaskFile(path="x", format="conllu", v1_to_v2=True).model_dump(mode="json")["v1_to_v2"] is True
+
+
+XNLI = "".join(f"premise {i}\thypothesis {i}\t{label}\n" for i, label in
+               enumerate(["entailment", "neutral", "contradiction", "neutral", "entailment"]))
+
+
+def test_xnli_files_keep_the_asked_range_and_a_fake_copy_shares_no_character(tmp_path):
+    src = tmp_path / "dev.tsv"
+    src.write_text(XNLI, encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    part = dict(path=str(src), format="xnli", start=1, end=3)
+    langs = [TaskLanguage(name="en", xnli={"test": TaskFile(**part)}),
+             TaskLanguage(name="fake", fake_script=True, xnli={"test": TaskFile(**part)})]
+    build_taskdata_into(TaskDataConfig(source="en", languages=langs), out)
+    assert (out / "en" / "xnli" / "test.tsv").read_text(encoding="utf-8").splitlines() == XNLI.splitlines()[1:3]
+    fake = [line.split("\t") for line in (out / "fake" / "xnli" / "test.tsv").read_text(encoding="utf-8").splitlines()]
+    assert [label for _, _, label in fake] == ["neutral", "contradiction"]
+    assert not set("".join(p + h for p, h, _ in fake)) & set(XNLI) - {" "}
+
+
+def test_a_range_past_the_file_is_an_error_naming_the_file_and_nothing_is_written(tmp_path):
+    src = tmp_path / "dev.tsv"
+    src.write_text(XNLI, encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    file = TaskFile(path=str(src), format="xnli", start=2, end=9)
+    with pytest.raises(DataError, match=r"dev\.tsv: found 5 items; expected items \[2, 9\)"):
+        build_taskdata_into(TaskDataConfig(source="en", languages=[TaskLanguage(name="en", xnli={"test": file})]),
+                            out)
+    assert not (out / "en").exists()
+
+
+def test_task_files_without_a_range_or_xnli_keep_the_hashes_they_had_before_either_existed():
+    plain = TaskLanguage(name="en", upos={"test": TaskFile(path="x", format="udpos")}).model_dump(mode="json")
+    assert "xnli" not in plain and set(plain["upos"]["test"]) == {"path", "format"}
+    ranged = TaskFile(path="x", format="xnli", start=5).model_dump(mode="json")
+    assert ranged["start"] == 5 and "end" not in ranged

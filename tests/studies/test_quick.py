@@ -74,11 +74,26 @@ def test_k2020_lab_test_scale_runs_on_shared_data(tmp_path, shared_data):
     run_study(spec, ctx, jobs=1)
     rows = ctx.results.query(study="k2020-lab")
     assert {(r.task, r.test_lang) for r in rows if r.metric in ("accuracy", "f1")} == {
-        (t, l) for t in ("upos", "ner") for l in ("en", "fake_en")}
+        (t, l) for t in ("upos", "ner", "xnli") for l in ("en", "fake_en", "es")}
+    # the enfake-es B-BERT (K et al. Table 1) is fine-tuned on Fake-English alone, and tested on es
+    enfake_es = {(r.train_lang, r.test_lang) for r in rows if r.mode == "finetune" and "es" in (r.train_lang,
+                                                                                                r.test_lang)}
+    assert enfake_es == {("fake_en", "fake_en"), ("fake_en", "es")}
+    assert {r.test_lang for r in rows if r.task == "retrieval"} == {"fake_en"}  # lexicons are from en
     md, _ = write_report(spec, ctx)
-    assert "| Fake-English | fake_en |" in md.read_text()
-    fake = (next((tmp_path / "taskdata").glob("[0-9a-f]*")) / "fake_en" / "upos" / "test.tsv").read_text()
-    assert not set(fake) & set("abcdefghijklmnopqrstuvwxyz")
+    text = md.read_text()
+    assert "| Fake-English | fake_en |" in text and "| fake_en → es | Fake-English → Spanish | es |" in text
+    assert "| fake_en → es (paper) | enfake-es |" in text
+    taskdata = next((tmp_path / "taskdata").glob("[0-9a-f]*"))
+    for task, name in (("upos", "test.tsv"), ("xnli", "train.tsv")):
+        fake = (taskdata / "fake_en" / task / name).read_text()
+        assert not set(fake) & set("abcdefghijklmnopqrstuvwxyz")
+    # XNLI: English dev [0, 2000) to train, [2000, 2490) to test; the targets' [2000, 2490) only
+    lines = {(lang, split): (taskdata / lang / "xnli" / f"{split}.tsv").read_text().splitlines()
+             for lang, split in (("en", "train"), ("en", "test"), ("es", "test"))}
+    dev = (shared_data / "xnli" / "xtreme" / "dev-en.tsv").read_text(encoding="utf-8").splitlines()
+    assert len(dev) == 2490 and lines["en", "train"] == dev[:2000] and lines["en", "test"] == dev[2000:]
+    assert len(lines["es", "test"]) == 490
 
 
 def test_missing_data_files_are_one_error_each(tmp_path):
@@ -89,7 +104,7 @@ def test_missing_data_files_are_one_error_each(tmp_path):
     with pytest.raises(ConfigError) as err:
         study_jobs(load_spec(REPO / "studies" / "k2020-lab.yaml", overrides=[f"data.root={tmp_path}"]))
     lines = str(err.value).splitlines()
-    assert len(lines) == 12 and all("no such file" in l for l in lines)
+    assert len(lines) == 20 and all("no such file" in l for l in lines)
     assert not list(tmp_path.iterdir())
 
 

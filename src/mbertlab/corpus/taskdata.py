@@ -2,8 +2,9 @@
 with fake-script copies for fake languages, and gold lexicons for word retrieval.
 
 Layout: `<lang>/upos/<split>.tsv` (token<TAB>UPOS), `<lang>/ner/<split>.txt` (token<TAB>BIO),
-`lexicon/<source>-<lang>.txt` (MUSE). A fake language's lexicon maps the base's most frequent words
-to their fake-script spelling (the gold alignment K et al.'s Fake-English has by construction).
+`<lang>/xnli/<split>.tsv` (premise<TAB>hypothesis<TAB>label), `lexicon/<source>-<lang>.txt` (MUSE). A fake
+language's lexicon maps the base's most frequent words to their fake-script spelling (the gold alignment
+K et al.'s Fake-English has by construction).
 """
 from __future__ import annotations
 
@@ -15,19 +16,22 @@ from pydantic import Field, model_serializer
 
 from mbertlab.config import Config, omit_defaults
 from mbertlab.corpus.manipulations import fake_script
-from mbertlab.formats.records import TaggedSentence
+from mbertlab.errors import DataError
+from mbertlab.formats.records import PairExample, TaggedSentence
 from mbertlab.store.layout import TASK_FILES
 
 
 class TaskFile(Config):
     path: str
-    format: Literal["conllu", "udpos", "ner"]
+    format: Literal["conllu", "udpos", "ner", "xnli"]
     v1_to_v2: bool = Field(False, description="CoNLL-U: map UD v1 UPOS (CONJ, ...) to v2 on reading. Off: a v1 "
                            "tag is a one-line error naming file and line, never a silent change.")
+    start: int = Field(0, ge=0, description="Keep items (sentences, pairs) [start, end) of the file.")
+    end: int | None = Field(None, ge=1)
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("v1_to_v2",))
+        return omit_defaults(handler(self), self, ("v1_to_v2", "start", "end"))
 
 
 class TaskLanguage(Config):
@@ -35,8 +39,13 @@ class TaskLanguage(Config):
     fake_script: bool = False
     upos: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     ner: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
+    xnli: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     lexicon: str | None = Field(None, description="MUSE dictionary source->this language.")
     text: list[str] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        return omit_defaults(handler(self), self, ("xnli",))
 
 
 class TaskDataConfig(Config):
@@ -45,22 +54,35 @@ class TaskDataConfig(Config):
     fake_lexicon_words: int = 3000
 
 
-def _read(file: TaskFile) -> list[TaggedSentence]:
+def _read(file: TaskFile) -> list[TaggedSentence] | list[PairExample]:
+    """The file's items [start, end); a range past the file's end is an error, never a short split."""
     from mbertlab.formats.conllu import read_conllu
     from mbertlab.formats.ner_columns import read_ner
     from mbertlab.formats.udpos import read_udpos_tsv
+    from mbertlab.formats.xnli import read_xnli
 
     if file.format == "conllu":
-        return [TaggedSentence(s.forms, s.upos) for s in read_conllu(file.path, v1_to_v2=file.v1_to_v2)]
-    return list(read_udpos_tsv(file.path) if file.format == "udpos" else read_ner(file.path))
+        items: list = [TaggedSentence(s.forms, s.upos) for s in read_conllu(file.path, v1_to_v2=file.v1_to_v2)]
+    elif file.format == "xnli":
+        items = list(read_xnli(file.path))
+    else:
+        items = list(read_udpos_tsv(file.path) if file.format == "udpos" else read_ner(file.path))
+    end = len(items) if file.end is None else file.end
+    if end > len(items) or file.start >= end:
+        raise DataError(file.path, None, f"found {len(items)} items; expected items [{file.start}, {end}) to exist")
+    return items[file.start:end]
 
 
-def _write(sentences: list[TaggedSentence], path: Path, fake: bool) -> None:
+def _write(items: list[TaggedSentence] | list[PairExample], path: Path, fake: bool) -> None:
+    spell = fake_script if fake else str
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="\n") as f:
-        for s in sentences:
-            for token, tag in zip(s.tokens, s.tags):
-                f.write(f"{fake_script(token) if fake else token}\t{tag}\n")
+        for item in items:
+            if isinstance(item, PairExample):
+                f.write(f"{spell(item.premise)}\t{spell(item.hypothesis)}\t{item.label}\n")
+                continue
+            for token, tag in zip(item.tokens, item.tags):
+                f.write(f"{spell(token)}\t{tag}\n")
             f.write("\n")
 
 
@@ -79,7 +101,7 @@ def _fake_lexicon(lang: TaskLanguage, n: int, out: Path) -> None:
 def build_taskdata_into(config: TaskDataConfig, out: Path) -> None:
     (out / "lexicon").mkdir()
     for lang in config.languages:
-        for task, files in (("upos", lang.upos), ("ner", lang.ner)):
+        for task, files in (("upos", lang.upos), ("ner", lang.ner), ("xnli", lang.xnli)):
             pattern = TASK_FILES["taskdata"][task][0]
             for split, file in files.items():
                 _write(_read(file), out / pattern.format(lang=lang.name, split=split), lang.fake_script)

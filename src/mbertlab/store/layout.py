@@ -20,7 +20,8 @@ TASK_FILES = {
     "generate": {"upos": ("{lang}/ud/{split}.conllu", "conllu"), "parse": ("{lang}/ud/{split}.conllu", "conllu"),
                  "ner": ("{lang}/ner/{split}.txt", "ner"), "xnli": ("xnli/{lang}.{split}.tsv", "xnli"),
                  "mldoc": ("mldoc/{lang}.{split}.tsv", "mldoc")},
-    "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner")},
+    "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner"),
+                 "xnli": ("{lang}/xnli/{split}.tsv", "xnli")},
 }
 
 

@@ -15,14 +15,31 @@ class GeneratedData(Config):
     set: dict[str, Any] = Field(default_factory=dict, description="Overrides of the generator config.")
 
 
+class FilePart(Config):
+    """Items [start, end) of a task file, e.g. to train on part of a dev file and test on the rest."""
+
+    path: str
+    start: int = Field(0, ge=0)
+    end: int | None = Field(None, ge=1)
+
+
+TaskPath = str | FilePart  # a whole file, or part of one
+
+
+def part(entry: TaskPath) -> FilePart:
+    return FilePart(path=entry) if isinstance(entry, str) else entry
+
+
 class LanguageFiles(Config):
     """A real language: pretraining text and task files (paths relative to `data.root`)."""
 
     text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
     fake_script_of: str | None = Field(None, description="This language is a fake-script copy of another "
                                        "(its text, task files and a gold lexicon are derived).")
-    upos: dict[str, str] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
-    ner: dict[str, str] = Field(default_factory=dict, description="split -> NER column file.")
+    upos: dict[str, TaskPath] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
+    ner: dict[str, TaskPath] = Field(default_factory=dict, description="split -> NER column file.")
+    xnli: dict[str, TaskPath] = Field(default_factory=dict, description="split -> XNLI file (headerless XTREME "
+                                      "or XGLUE TSV, or XNLI's own with a header).")
     lexicon: str | None = Field(None, description="MUSE dictionary from the source to this language.")
     max_sentences: int | None = Field(None, description="Pretraining text budget in sentences.")
 

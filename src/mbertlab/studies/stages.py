@@ -21,6 +21,7 @@ from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.external import (LinkedFile, hf_encoder_config,
                                      task_files_config)
 from mbertlab.store.layout import TASK_FILES, TEXT_FILES, file_format, text_file
+from mbertlab.studies.data import FilePart, part
 from mbertlab.studies.jobs import Job
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
@@ -57,21 +58,33 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
         corpus_langs.append(CorpusLanguage(name=name, sources=[CorpusSource(path=at(p)) for p in base.text],
                                            fake_script=lang.fake_script_of is not None,
                                            max_sentences=lang.max_sentences or base.max_sentences))
-        files = lambda d: {split: TaskFile(path=at(p), format=file_format(p)) for split, p in d.items()}  # noqa: E731
-        task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, upos=files(base.upos),
-                                       ner=files(base.ner), lexicon=at(lang.lexicon) if lang.lexicon else None,
+        files: dict[str, dict[str, TaskFile]] = {task: {} for task in FILE_TASKS}
+        for task, split, p in _task_parts(base):
+            files[task][split] = TaskFile(path=at(p.path), format="xnli" if task == "xnli" else file_format(p.path),
+                                          start=p.start, end=p.end)
+        task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, **files,
+                                       lexicon=at(lang.lexicon) if lang.lexicon else None,
                                        text=[at(p) for p in base.text] if lang.fake_script_of else []))
     corpus = Job("corpus", CorpusConfig(languages=corpus_langs), label="corpus")
     taskdata = Job("taskdata", TaskDataConfig(source=source, languages=task_langs), label="task data")
     return corpus, taskdata
 
 
+FILE_TASKS = ("upos", "ner", "xnli")
+
+
+def _task_parts(lang) -> list[tuple[str, str, FilePart]]:
+    """(task, split, file part) of a language's task files."""
+    return [(task, split, part(entry)) for task in FILE_TASKS for split, entry in getattr(lang, task).items()]
+
+
 def _check_files_exist(data, root: Path) -> None:
     """Every missing file is one line of one ConfigError, before anything runs."""
     problems = []
     for name, lang in data.languages.items():
-        named = [("text", p) for p in lang.text] + [(f"upos.{k}", p) for k, p in lang.upos.items()] + \
-                [(f"ner.{k}", p) for k, p in lang.ner.items()] + ([("lexicon", lang.lexicon)] if lang.lexicon else [])
+        named = [("text", p) for p in lang.text]
+        named += [(f"{task}.{split}", p.path) for task, split, p in _task_parts(lang)]
+        named += [("lexicon", lang.lexicon)] * bool(lang.lexicon)
         problems += [f"key 'data.languages.{name}.{key}': no such file {root / p}"
                      for key, p in named if not (root / p).is_file()]
     if problems:

@@ -4,10 +4,11 @@ and evaluated in-language and zero-shot on the target, beside two controls (a ra
 encoder fine-tuned the same way, the majority tag) and a label-free alignment measure (word-retrieval
 MRR with contextual vectors and the gold lexicon).
 
-A condition may also change how its encoder is built (K et al. Tables 4–11): its own `pretrain` /
-`tokenizer` keys over the spec's (model shape, NSP, language markers, char / word-piece / word
-tokens), a `permute` share p of the target's pretraining word pieces, and XNLI test pairs whose premise
-and hypothesis are in different languages. `tables` group conditions into the paper's factor tables.
+A condition may name its own source (K et al.'s enfake-es beside en-es) and change how its encoder is
+built (K et al. Tables 4–11): its own `pretrain` / `tokenizer` keys over the spec's (model shape, NSP,
+language markers, char / word-piece / word tokens), a `permute` share p of the target's pretraining word
+pieces, and XNLI test pairs whose premise and hypothesis are in different languages. `tables` group
+conditions into the paper's factor tables.
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ TrainedMode = Literal["finetune", "feature", "bilstm_crf"]
 class Condition(Config):
     name: str = Field(description="Row label in the table, e.g. 'fake script'.")
     target: str = Field(description="Target language name (a language of the study data).")
+    source: str | None = Field(None, description="The language this condition's tasks are fine-tuned on "
+                               "(default: the spec's), e.g. Fake-English in K et al.'s enfake-es B-BERT.")
     permute: float | None = Field(None, ge=0.0, le=1.0, description="Share p of the target's word-piece pairs "
                                   "swapped in pretraining (K et al. word order); sets pretrain.permute[target].")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining keys over the spec's "
@@ -141,9 +144,18 @@ def plan(spec: StudySpec) -> list[Job]:
     return jobs
 
 
+def source_of(s: ConditionsSettings, cond: Condition) -> str:
+    return cond.source or s.source
+
+
+def has_retrieval(s: ConditionsSettings, cond: Condition) -> bool:
+    """Word retrieval needs a lexicon from the source, and the data's lexicons are from the spec's source."""
+    return s.retrieval and source_of(s, cond) == s.source
+
+
 def condition_languages(s: ConditionsSettings, cond: Condition) -> list[str]:
     """The languages a condition's encoder is pretrained on and tested on: the source first, then the target."""
-    return list(dict.fromkeys((s.source, cond.target, *cond.also)))
+    return list(dict.fromkeys((source_of(s, cond), cond.target, *cond.also)))
 
 
 def condition_settings(s: ConditionsSettings, cond: Condition) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -179,7 +191,7 @@ def setting_value(s: ConditionsSettings, cond: Condition, key: str) -> str:
 def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job) -> list[Job]:
     from mbertlab.studies import stages
 
-    pair = condition_languages(s, cond)
+    pair, source = condition_languages(s, cond), source_of(s, cond)
     tags = (("condition", cond.name),)
     tokenizer, pretrain = condition_settings(s, cond)
     controls = s.controls if cond.controls is None else cond.controls
@@ -187,7 +199,7 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
     shards = stages.shards_job(text, pair, tokenizer, tags)
     jobs: list[Job] = []
     if "majority" in controls:
-        jobs += [stages.transfer_job(None, data, task, s.source, pair, s.finetune, 0, "majority",
+        jobs += [stages.transfer_job(None, data, task, source, pair, s.finetune, 0, "majority",
                                      tags + (("control", "majority"),)) for task in tasks]
     for seed in cond.seeds or s.seeds:
         encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
@@ -196,11 +208,11 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
             for task in tasks:
-                job = stages.transfer_job(encoder, data, task, s.source, pair, s.finetune, seed,
+                job = stages.transfer_job(encoder, data, task, source, pair, s.finetune, seed,
                                           mode or s.task_modes.get(task, "finetune"), vtags)
-                jobs.append(_mixed(job, data, s.source, cond.target) if cond.mixed_pairs and task == "xnli" else job)
-            if s.retrieval:
-                jobs.append(stages.retrieval_job(encoder, data, text, s.source, cond.target, seed,
+                jobs.append(_mixed(job, data, source, cond.target) if cond.mixed_pairs and task == "xnli" else job)
+            if has_retrieval(s, cond):
+                jobs.append(stages.retrieval_job(encoder, data, text, source, cond.target, seed,
                                                  control == "random_init", vtags))
     return jobs
 

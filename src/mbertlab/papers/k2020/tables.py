@@ -11,7 +11,8 @@ from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
-from mbertlab.papers.k2020.design import condition_languages, mixed_lang, setting_value
+from mbertlab.papers.k2020.design import (condition_languages, has_retrieval, mixed_lang, setting_value,
+                                           source_of)
 from mbertlab.studies.published import Published, load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
@@ -41,9 +42,9 @@ def conditions_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB)
         if any(v == v for v, _ in paper):  # NaN (no paper row) draws no bar
             series["paper (mean of its targets)"] = paper
         tables.append(table)
-        plots.append(bar_plot(f"{headline(task)}: zero-shot from {s.source}", f"{task}-zero-shot",
+        plots.append(bar_plot(f"{headline(task)}: zero-shot from {sources(s, conditions)}", f"{task}-zero-shot",
                               [c.name for c in conditions], series, headline(task)))
-    if s.retrieval:
+    if any(has_retrieval(s, c) for c in s.conditions):
         tables.append(_retrieval_table(s, rows))
     tables += [_factor_table(s, table, rows, published) for table in s.tables]
     mixed = [c for c in s.conditions if c.mixed_pairs]
@@ -55,6 +56,16 @@ def conditions_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB)
              "tags every token with the most frequent source-training tag."]
     return Report(f"Study {spec.name} ({spec.scale})", spec.description, tables, plots, notes)
 
+
+
+def sources(s, conditions) -> str:
+    """The source languages of `conditions`, e.g. 'en' or 'en / fake_en'."""
+    return " / ".join(dict.fromkeys(source_of(s, c) for c in conditions))
+
+
+def source_header(s, conditions) -> str:
+    """'source (en)' where the conditions share a source; 'source' where the rows name theirs."""
+    return f"source ({sources(s, conditions)})" if len({source_of(s, c) for c in conditions}) == 1 else "source"
 
 
 def condition_tasks(s, cond) -> list[str]:
@@ -70,19 +81,19 @@ def all_tasks(s, conditions=None) -> list[str]:
 
 def _task_table(s, task: str, conditions, rows) -> tuple[Table, dict]:
     metric, title = get_task(task).metric, headline(task)
-    columns = ["condition", "target", f"source ({s.source})", "zero-shot target", "Δ",
+    columns = ["condition", "target", source_header(s, conditions), "zero-shot target", "Δ",
                "random init: target", "majority: target"]
     body, series = [], {"pretrained": [], "random init": [], "majority": []}
     for cond in conditions:
         trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
         random_ = rows.select("transfer", condition=cond.name, control="random_init", task=task)
         majority = rows.select("transfer", condition=cond.name, control="majority", task=task)
-        src, tgt = lang_cell(trained, metric, s.source), lang_cell(trained, metric, cond.target)
+        src, tgt = lang_cell(trained, metric, source_of(s, cond)), lang_cell(trained, metric, cond.target)
         rnd, maj = lang_cell(random_, metric, cond.target), lang_cell(majority, metric, cond.target)
         body.append([cond.name, cond.target, src, tgt, delta(src, tgt), rnd, maj])
         for name, shown in (("pretrained", tgt), ("random init", rnd), ("majority", maj)):
             series[name].append((shown.mean * 100 if shown.values else 0.0, shown.std * 100))
-    return Table(f"{title} (%): fine-tuned on {s.source}, tested zero-shot", columns, body), series
+    return Table(f"{title} (%): fine-tuned on {sources(s, conditions)}, tested zero-shot", columns, body), series
 
 
 def _paper_target(s, published: Published | None, condition: str, task: str) -> tuple[float, float]:
@@ -105,7 +116,7 @@ def _paper_target(s, published: Published | None, condition: str, task: str) -> 
 def _retrieval_table(s, rows) -> Table:
     columns = ["condition", "target", "MRR (pretrained)", "MRR (random init)", "P@1 (pretrained)"]
     body = []
-    for cond in s.conditions:
+    for cond in [c for c in s.conditions if has_retrieval(s, c)]:
         trained = rows.select("retrieval", condition=cond.name, control="pretrained")
         random_ = rows.select("retrieval", condition=cond.name, control="random_init")
         body.append([cond.name, cond.target, cell(trained, "mrr", 1.0, 3), cell(random_, "mrr", 1.0, 3),
@@ -118,13 +129,14 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
     """K et al.'s layout: one row per level of the factor; per task the source score, the target score, Δ;
     under a row, the paper's rows it stands for (labelled '<level> (paper)')."""
     conditions = {c.name: c for c in s.conditions}
-    tasks = all_tasks(s, [conditions[r.condition] for r in spec_table.rows])
+    listed = [conditions[r.condition] for r in spec_table.rows]
+    tasks = all_tasks(s, listed)
     # the cells per task: (column key in paper.columns, header suffix, language or None for Δ)
     if spec_table.per_language:
         langs = condition_languages(s, conditions[spec_table.rows[0].condition])
         parts = [(lang, lang, lang) for lang in langs]
     else:
-        parts = [("source", f"source ({s.source})", s.source), ("target", "target", "target"), ("delta", "Δ", None)]
+        parts = [("source", source_header(s, listed), "source"), ("target", "target", "target"), ("delta", "Δ", None)]
     columns = [spec_table.factor, "condition", "target"]
     for task in tasks:
         columns += [f"{get_task(task).title} {header}" for _, header, _ in parts]
@@ -135,7 +147,8 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
         line: list = [level, cond.name, cond.target]
         for task in tasks:
             trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
-            cells = [lang_cell(trained, get_task(task).metric, cond.target if lang == "target" else lang)
+            named = {"source": source_of(s, cond), "target": cond.target}
+            cells = [lang_cell(trained, get_task(task).metric, named.get(lang, lang))
                      for _, _, lang in parts if lang is not None]
             line += cells if spec_table.per_language else [*cells, delta(*cells)]
         body.append(line)
@@ -146,7 +159,7 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
     scores = "every language but the source tested zero-shot" if spec_table.per_language else \
         "target tested zero-shot; Δ = source − target per seed"
     return Table(spec_table.title, columns, body,
-                 note=f"Scores in % ({metrics}); fine-tuned on {s.source}, {scores}.{mirrors}")
+                 note=f"Scores in % ({metrics}); fine-tuned on {sources(s, listed)}, {scores}.{mirrors}")
 
 
 def _paper_lines(spec_table, row, level: str, tasks: list[str], parts: list[str],
@@ -183,7 +196,7 @@ def _mixed_pairs_table(s, conditions, rows, published: Published | None) -> Tabl
     for cond in conditions:
         trained = rows.select("transfer", condition=cond.name, control="pretrained", task="xnli")
         random_ = rows.select("transfer", condition=cond.name, control="random_init", task="xnli")
-        src, tgt = s.source, cond.target
+        src, tgt = source_of(s, cond), cond.target
         for sides in PAPER_MIXED:
             premise, hypothesis = (src if side == "source" else tgt for side in sides)
             lang = premise if premise == hypothesis else mixed_lang(premise, hypothesis)
@@ -192,7 +205,8 @@ def _mixed_pairs_table(s, conditions, rows, published: Published | None) -> Tabl
             line += [" / ".join(published.cell("Table 11", r, PAPER_MIXED[sides]) for r in PAPER_MIXED_ROWS)] \
                 if published is not None else []
             body.append(line)
-    return Table(f"XNLI with premise and hypothesis in different languages (fine-tuned on {s.source} pairs)",
+    return Table(f"XNLI with premise and hypothesis in different languages (fine-tuned on {sources(s, conditions)} "
+                 "pairs)",
                  columns, body, note="The parallel test sets: the same examples, premise from one language's "
                                      "file and hypothesis from the other's. Paper: Table 11 (trained on "
                                      "Fake-English, our source's place; targets es / hi / ru).")
