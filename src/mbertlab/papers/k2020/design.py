@@ -80,6 +80,10 @@ class FactorTable(Config):
     per_language: bool = Field(False, description="Per task, one column per language of the rows' conditions "
                                "(K et al.'s Table 7: en / es / hi / ru) instead of source, target and Δ; the "
                                "paper's columns are then keyed '<task>.<language>'.")
+    correlate: Task | None = Field(None, description="Also report Pearson's r between this task's source score "
+                                   "and Δ over the rows (every seed a point), beside the r of the paper's rows "
+                                   "under them (K et al. §3.3.1: 'a strong correlation between performance on "
+                                   "English and cross-lingual ability (∆)').")
 
 
 class ConditionsSettings(Config):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mbertlab.report.plots import bar_plot
 from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
@@ -140,7 +142,7 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
     columns = [spec_table.factor, "condition", "target"]
     for task in tasks:
         columns += [f"{get_task(task).title} {header}" for _, header, _ in parts]
-    body = []
+    body, points = [], []
     for row in spec_table.rows:
         cond = conditions[row.condition]
         level = row.level if row.level is not None else setting_value(s, cond, spec_table.key)
@@ -151,6 +153,8 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
             cells = [lang_cell(trained, get_task(task).metric, named.get(lang, lang))
                      for _, _, lang in parts if lang is not None]
             line += cells if spec_table.per_language else [*cells, delta(*cells)]
+            if task == spec_table.correlate and len(cells[0].values) == len(cells[1].values):
+                points += zip(cells[0].values, delta(*cells).values)
         body.append(line)
         body += _paper_lines(spec_table, row, level, tasks, [key for key, _, _ in parts], published)
     metrics = ", ".join(headline(t) for t in tasks)
@@ -158,8 +162,32 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
     mirrors = f" Rows '(paper)': the paper's {paper.table} (its row in the condition column)." if paper else ""
     scores = "every language but the source tested zero-shot" if spec_table.per_language else \
         "target tested zero-shot; Δ = source − target per seed"
-    return Table(spec_table.title, columns, body,
-                 note=f"Scores in % ({metrics}); fine-tuned on {sources(s, listed)}, {scores}.{mirrors}")
+    correlation = _correlation_note(spec_table, points, published) if spec_table.correlate else ""
+    return Table(spec_table.title, columns, body, note=f"Scores in % ({metrics}); fine-tuned on "
+                 f"{sources(s, listed)}, {scores}.{mirrors}{correlation}")
+
+
+def _correlation_note(spec_table, points: list[tuple[float, float]], published: Published | None) -> str:
+    """Pearson's r between the source score and Δ over our (row, seed) points and over the paper's rows."""
+    from mbertlab.analysis.correlate import pearson_r
+
+    def r(pairs) -> str:
+        if len(pairs) < 3:
+            return "— (fewer than 3 points)"
+        value = pearson_r(*(np.asarray(side, dtype=float) for side in zip(*pairs)))
+        return "— (undefined: one side is constant)" if math.isnan(value) else f"{value:+.2f}"
+
+    task, paper = spec_table.correlate, spec_table.paper
+    note = f" Pearson's r between the {get_task(task).title} source score and Δ: ours {r(points)} over " \
+           f"{len(points)} (row, seed) points"
+    keys = (f"{task}.source", f"{task}.delta")
+    if paper is None or published is None or not all(k in paper.columns for k in keys):
+        return note + "."
+    numbers = [[published.number(paper.table, label, paper.columns[k]) for k in keys]
+               for row in spec_table.rows for label in row.paper]
+    pairs = [(a.value, b.value) for a, b in numbers if a is not None and b is not None and None not in
+             (a.value, b.value)]
+    return note + f"; the paper's {paper.table} rows under them: {r(pairs)} over {len(pairs)} rows."
 
 
 def _paper_lines(spec_table, row, level: str, tasks: list[str], parts: list[str],
