@@ -39,12 +39,17 @@ XNLI = "".join(f"premise {i}\thypothesis {i}\t{label}\n" for i, label in
                enumerate(["entailment", "neutral", "contradiction", "neutral", "entailment"]))
 
 
-def test_xnli_files_keep_the_asked_range_and_a_fake_copy_shares_no_character(tmp_path):
+def _xnli_file(tmp_path):
+    """An XNLI file of 5 pairs, and an empty folder to build into."""
     src = tmp_path / "dev.tsv"
     src.write_text(XNLI, encoding="utf-8")
-    out = tmp_path / "out"
-    out.mkdir()
-    part = dict(path=str(src), format="xnli", start=1, end=3)
+    (tmp_path / "out").mkdir()
+    return str(src), tmp_path / "out"
+
+
+def test_xnli_files_keep_the_asked_range_and_a_fake_copy_shares_no_character(tmp_path):
+    src, out = _xnli_file(tmp_path)
+    part = dict(path=src, format="xnli", start=1, end=3)
     langs = [TaskLanguage(name="en", xnli={"test": TaskFile(**part)}),
              TaskLanguage(name="fake", fake_script=True, xnli={"test": TaskFile(**part)})]
     build_taskdata_into(TaskDataConfig(source="en", languages=langs), out)
@@ -55,11 +60,8 @@ def test_xnli_files_keep_the_asked_range_and_a_fake_copy_shares_no_character(tmp
 
 
 def test_a_range_past_the_file_is_an_error_naming_the_file_and_nothing_is_written(tmp_path):
-    src = tmp_path / "dev.tsv"
-    src.write_text(XNLI, encoding="utf-8")
-    out = tmp_path / "out"
-    out.mkdir()
-    file = TaskFile(path=str(src), format="xnli", start=2, end=9)
+    src, out = _xnli_file(tmp_path)
+    file = TaskFile(path=src, format="xnli", start=2, end=9)
     with pytest.raises(DataError, match=r"dev\.tsv: found 5 items; expected items \[2, 9\)"):
         build_taskdata_into(TaskDataConfig(source="en", languages=[TaskLanguage(name="en", xnli={"test": file})]),
                             out)
