@@ -101,9 +101,8 @@ def _fake_lexicon(lang: TaskLanguage, n: int, out: Path) -> None:
 def build_taskdata_into(config: TaskDataConfig, out: Path) -> None:
     (out / "lexicon").mkdir()
     for lang in config.languages:
-        for task, files in (("upos", lang.upos), ("ner", lang.ner), ("xnli", lang.xnli)):
-            pattern = TASK_FILES["taskdata"][task][0]
-            for split, file in files.items():
+        for task, (pattern, _) in TASK_FILES["taskdata"].items():
+            for split, file in getattr(lang, task).items():
                 _write(_read(file), out / pattern.format(lang=lang.name, split=split), lang.fake_script)
         target = out / "lexicon" / f"{config.source}-{lang.name}.txt"
         if lang.fake_script and lang.text:

@@ -40,6 +40,8 @@ def linked_task_file(lang: str, task: str, split: str, source: str) -> str:
 
 
 
-def file_format(path: str) -> str:
-    """The format of a taskdata stage's UPOS or NER source file, from its extension alone."""
+def file_format(task: str, path: str) -> str:
+    """The format of a taskdata stage's source file of `task`: XNLI's is XNLI; UPOS and NER by the extension."""
+    if task == "xnli":
+        return "xnli"
     return "conllu" if path.endswith(".conllu") else "udpos" if path.endswith(".tsv") else "ner"

@@ -60,8 +60,7 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
                                            max_sentences=lang.max_sentences or base.max_sentences))
         files: dict[str, dict[str, TaskFile]] = {task: {} for task in FILE_TASKS}
         for task, split, p in _task_parts(base):
-            files[task][split] = TaskFile(path=at(p.path), format="xnli" if task == "xnli" else file_format(p.path),
-                                          start=p.start, end=p.end)
+            files[task][split] = TaskFile(path=at(p.path), format=file_format(task, p.path), start=p.start, end=p.end)
         task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, **files,
                                        lexicon=at(lang.lexicon) if lang.lexicon else None,
                                        text=[at(p) for p in base.text] if lang.fake_script_of else []))
@@ -70,7 +69,7 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
     return corpus, taskdata
 
 
-FILE_TASKS = ("upos", "ner", "xnli")
+FILE_TASKS = tuple(TASK_FILES["taskdata"])  # the tasks a real language may have files for
 
 
 def _task_parts(lang) -> list[tuple[str, str, FilePart]]:

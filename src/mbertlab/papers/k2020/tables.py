@@ -185,8 +185,7 @@ def _correlation_note(spec_table, points: list[tuple[float, float]], published: 
         return note + "."
     numbers = [[published.number(paper.table, label, paper.columns[k]) for k in keys]
                for row in spec_table.rows for label in row.paper]
-    pairs = [(a.value, b.value) for a, b in numbers if a is not None and b is not None and None not in
-             (a.value, b.value)]
+    pairs = [(a.value, b.value) for a, b in numbers if all(n is not None and n.value is not None for n in (a, b))]
     return note + f"; the paper's {paper.table} rows under them: {r(pairs)} over {len(pairs)} rows."
 
 
