@@ -6,6 +6,7 @@ import math
 
 import pytest
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import ttost_ind
 
 from mbertlab.errors import ConfigError
@@ -213,9 +214,19 @@ def test_tables_count_the_papers_claims_and_list_our_own_apart():
     paper, own = scorecard_tables(evaluate_findings(findings, ROWS))
     text = paper.as_text_rows()
     assert [r[0] for r in text] == ["g", "n", "i"]
-    assert text[0][:3] == ["g", "“Shared beats random.” (§4; Table 1)", "holds"] and text[1][2] == "not run"
-    assert "0.62 ± 0.02 (n=3)" in text[0][4] and text[0][5] == "+0.22"
-    assert paper.note == "1 holds, 0 does not hold, 1 inconclusive, 1 not run (of the paper's claims)"
+    # g and i are tested: Holm over their two p-values (scipy's Welch p, adjusted by statsmodels)
+    p_g = stats.ttest_ind(vals("shared", "tgt"), vals("random"), equal_var=False, alternative="greater").pvalue
+    p_i = stats.ttest_ind(vals("fake", "tgt"), vals("shared", "tgt"), equal_var=False, alternative="less").pvalue
+    raw = [p_g, min(p_i, 1 - p_i)]
+    adjusted = multipletests(raw, method="holm")[1]
+    assert [float(text[0][5]), float(text[2][5])] == pytest.approx(raw, rel=1e-2)
+    assert [float(text[0][6]), float(text[2][6])] == pytest.approx(adjusted, rel=1e-2)
+    g_state = HOLDS if adjusted[0] < 0.05 else INCONCLUSIVE
+    assert text[0][:3] == ["g", "“Shared beats random.” (§4; Table 1)", g_state] and text[1][2] == "not run"
+    assert "0.62 ± 0.02 (n=3)" in text[0][8] and text[0][9] == "+0.22"
+    holds = int(g_state == HOLDS)
+    assert paper.note.startswith(f"{holds} holds, 0 does not hold, {2 - holds} inconclusive, 0 uninformative, "
+                                 "1 not run (of the paper's claims)")
     assert own.as_text_rows()[0][:3] == ["o", "random is above 0.1", "holds"]
     assert "not counted" in own.title
 

@@ -19,8 +19,16 @@ def study_rows(spec: StudySpec, ctx: RunContext) -> list[ResultRow]:
     from mbertlab.studies.rows import rows_by_job
     from mbertlab.studies.runner import study_jobs
 
-    return [replace(row, extra={**dict(job.tags), **row.extra})
+    return [replace(row, extra=with_tags(row.extra, dict(job.tags)))
             for job, rows in rows_by_job(study_jobs(spec), ctx.store, ctx.results).items() for row in rows]
+
+
+def with_tags(extra: dict, tags: dict) -> dict:
+    """A row's `extra` with its job's tags, which findings select by: a tag is never overwritten by an extra of
+    the same name and another meaning (wd2020's `checkpoint: final` tag vs a row's selected step), which is
+    kept as `row <name>`."""
+    clashes = {f"row {k}": v for k, v in extra.items() if k in tags and str(v) != str(tags[k])}
+    return {**extra, **clashes, **tags}
 
 
 def scorecard(spec: StudySpec, ctx: RunContext) -> list[Table]:
@@ -33,7 +41,8 @@ def scorecard(spec: StudySpec, ctx: RunContext) -> list[Table]:
     )
 
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
-    return scorecard_tables(evaluate_findings(findings, study_rows(spec, ctx))) if findings else []
+    rows = study_rows(spec, ctx)
+    return scorecard_tables(evaluate_findings(findings, rows, ctx.store.workdir)) if findings else []
 
 
 def ran_on(spec: StudySpec, ctx: RunContext) -> str:

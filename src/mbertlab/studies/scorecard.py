@@ -1,148 +1,56 @@
-"""Reproduction scorecard: a paper's claims as predicates over results.db rows.
+"""Reproduction scorecard: a paper's claims (studies/findings.py) decided from results.db rows.
 
-A spec lists `findings:`; each has an id, the paper's sentence it tests (`quote`, with its `section`) — or
-`own: true` for an observation of ours, listed apart and never counted — and a typed predicate over
-*selections* of rows (filters on ResultRow columns; any other key matches `extra`, where the report
-also puts the job's tags). Kinds: greater (a > b + margin), within (|a − b| ≤ tol or k·std), increasing /
-decreasing over a factor's levels, delta_within (|Δa − Δb| ≤ tol), above / below (a mean, or the mean at
-every level of a factor, is above / below a constant); `untested` lists a claim the study cannot test, with
-why. The seeds decide (studies/significance.py): holds,
-does not hold, or inconclusive when their spread cannot separate the effect. A finding whose rows are missing
-is *not run*, never a silent pass.
+Each finding's checks (studies/checks.py) are evaluated first: a failing one makes it *uninformative*. The
+seeds then decide (studies/significance.py): holds, does not hold, or inconclusive when their spread cannot
+separate the effect; a finding whose rows are missing is *not run*, never a silent pass. The p-values of a
+study's tested claims (the paper's, not our own observations) are corrected for their number by Holm–Bonferroni:
+a claim holds or fails only when its adjusted p is below its α. An inconclusive one says how many seeds a side
+would decide the observed effect at α with power 0.8, from the observed spread.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from itertools import pairwise
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from pathlib import Path
+from typing import Any
 
-from pydantic import Field, TypeAdapter, ValidationError, model_validator
-
-from mbertlab.config import Config, format_validation_error
-from mbertlab.errors import ConfigError
 from mbertlab.report.tables import Table
-from mbertlab.store.results import COLUMNS, ResultRow
+from mbertlab.store.results import ResultRow
+from mbertlab.studies.checks import CheckResult, evaluate_checks
+from mbertlab.studies.findings import (
+    Above,
+    DeltaWithin,
+    Finding,
+    Greater,
+    Monotone,
+    Untested,
+    Within,
+    _Finding,
+    _Tolerance,
+    parse_findings,
+)
+from mbertlab.studies.selection import deltas, field, label, merged, pick, select
 from mbertlab.studies.significance import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
     NOT_RUN,
     STATES,
-    combine,
+    UNINFORMATIVE,
+    Outcome,
+    combine_outcomes,
     combined,
     equivalent,
     exceeds,
+    holm,
+    seeds_needed,
     too_few,
     welch,
 )
 
-Selection = dict[str, Any]
-SEL_HELP = "Row filters: ResultRow columns (metric, model, task, mode, train_lang, test_lang, split, study, " \
-           "seed) or any tag in `extra`; a list means 'any of'."
-
-
-class _Finding(Config):
-    id: str = Field(description="Short identifier, e.g. 'fake-script'.")
-    quote: str = Field("", description="The paper's own sentence that states the claim, verbatim.")
-    section: str = Field("", description="Where the paper says it, e.g. 'Abstract', '§4.2', 'Conclusion'.")
-    claim: str = Field("", description="Optionally, our short restatement of what is tested.")
-    ref: str = Field("", description="The table or figure behind it, e.g. 'Table 1'.")
-    own: bool = Field(False, description="Our own observation, not the paper's claim: listed apart, never "
-                      "counted as reproduction.")
-    alpha: float = Field(0.05, gt=0, lt=0.5, description="Significance level of the test that decides it.")
-    where: Selection = Field(default_factory=dict, description="Filters shared by every selection. " + SEL_HELP)
-
-    @model_validator(mode="after")
-    def _paper_claims_are_quoted(self):
-        if not self.own and not (self.quote.strip() and self.section.strip()):
-            raise ValueError("a paper's claim needs its 'quote' (the paper's sentence) and 'section'; "
-                             "mark our own observations 'own: true'")
-        if self.own and not (self.claim.strip() or self.quote.strip()):
-            raise ValueError("an own observation needs a 'claim'")
-        return self
-
-
-class _Tolerance(Config):
-    tol: float | None = Field(None, ge=0, description="Absolute tolerance, in the metric's units (0.03 = 3 points).")
-    k: float | None = Field(None, gt=0, description="Tolerance as k times the seeds' pooled standard deviation.")
-
-    @model_validator(mode="after")
-    def _one_tolerance(self):
-        if (self.tol is None) == (self.k is None):
-            raise ValueError("give exactly one of 'tol' (absolute) and 'k' (times the seeds' std)")
-        return self
-
-
-class Greater(_Finding):
-    kind: Literal["greater"]
-    a: Selection = Field(description="Rows whose mean should be larger. " + SEL_HELP)
-    b: Selection = Field(description="Rows whose mean should be smaller. " + SEL_HELP)
-    margin: float = Field(0.0, description="mean(a) − mean(b) must exceed this.")
-
-
-class Within(_Finding, _Tolerance):
-    kind: Literal["within"]
-    a: Selection
-    b: Selection
-
-
-class Monotone(_Finding):
-    kind: Literal["increasing", "decreasing"]
-    by: str = Field(description="The factor, a column or tag, e.g. 'permutation'.")
-    levels: list[Any] = Field(min_length=2, description="Its values in order, e.g. [0, 0.25, 0.5, 1].")
-    select: Selection = Field(default_factory=dict, description="Filters for every level. " + SEL_HELP)
-    margin: float = Field(0.0, description="Each step must move by more than this.")
-
-
-class DeltaWithin(_Finding, _Tolerance):
-    kind: Literal["delta_within"]
-    a1: Selection
-    a2: Selection
-    b1: Selection
-    b2: Selection
-
-
-class Above(_Finding):
-    kind: Literal["above", "below"]
-    select: Selection = Field(default_factory=dict, description="The rows compared with `value`. " + SEL_HELP)
-    value: float = Field(description="Their mean must exceed this (above; e.g. 0 for 'r > 0') or stay under "
-                         "it (below; e.g. 0.05 for 'p < 0.05').")
-    by: str | None = Field(None, description="Optionally a factor (column or tag, e.g. 'layer'): then the mean "
-                           "at every level must pass ('at every layer').")
-    levels: list[Any] | None = Field(None, min_length=1, description="The levels of `by` (default: every "
-                                     "level found in the rows).")
-    test: Literal["welch", "direct"] = Field("welch", description="welch: a one-sample t-test over the seeds; "
-                                             "direct: the mean itself decides, for numbers that are already a "
-                                             "statistic over languages (a correlation, a p-value).")
-
-    @model_validator(mode="after")
-    def _levels_need_by(self):
-        if self.levels is not None and self.by is None:
-            raise ValueError("'levels' needs 'by'")
-        return self
-
-
-class Untested(_Finding):
-    kind: Literal["untested"]
-    why: str = Field(min_length=1, description="Why the study cannot test this claim (what it would need).")
-
-
-Finding = Annotated[Greater | Within | Monotone | DeltaWithin | Above | Untested, Field(discriminator="kind")]
-_FINDINGS = TypeAdapter(list[Finding])
-
-
-def parse_findings(data: Any, source: str) -> list[Finding]:
-    """Validate a spec's `findings:` list; every problem is one line of the ConfigError."""
-    try:
-        findings = _FINDINGS.validate_python(data or [])
-    except ValidationError as err:
-        raise ConfigError(format_validation_error(err, f"{source}: findings")) from None
-    seen = [f.id for f in findings]
-    dupes = sorted({i for i in seen if seen.count(i) > 1})
-    if dupes:
-        raise ConfigError(f"{source}: findings: duplicate id(s) {', '.join(dupes)}")
-    return findings
+__all__ = ["FAILS", "HOLDS", "INCONCLUSIVE", "NOT_RUN", "UNINFORMATIVE", "Verdict", "evaluate_findings",
+           "parse_findings", "scorecard_tables", "verdict_counts"]
 
 
 @dataclass(frozen=True)
@@ -172,29 +80,18 @@ class Verdict:
     id: str
     claim: str  # the paper's sentence (quote), or our restatement for an own observation
     kind: str
-    state: str  # HOLDS, FAILS, INCONCLUSIVE or NOT_RUN
+    state: str  # HOLDS, FAILS, INCONCLUSIVE, UNINFORMATIVE or NOT_RUN
     sides: tuple[Side, ...]
     effect: float | None  # the difference the predicate tests (see `test`)
     cohen_d: float | None  # of the two sides compared, when each has n >= 2
     test: str  # the comparison made, with its numbers, and the test that decided it
     ref: str = ""  # section, and table or figure
     own: bool = False
-
-
-def _matches(value: Any, wanted: Any) -> bool:
-    if isinstance(wanted, (list, tuple)):
-        return any(_matches(value, w) for w in wanted)
-    return value == wanted or str(value) == str(wanted)
-
-
-def select(rows: list[ResultRow], selection: Selection) -> tuple[float, ...]:
-    """Values of the rows matching every filter (columns first, then `extra`)."""
-    out = []
-    for row in rows:
-        ok = all(_matches(getattr(row, k) if k in COLUMNS else row.extra.get(k), v) for k, v in selection.items())
-        if ok:
-            out.append(row.value)
-    return tuple(out)
+    checks: tuple[CheckResult, ...] = ()
+    p: float | None = None  # the raw p of the decision (None: no test, e.g. too few seeds)
+    p_adj: float | None = None  # Holm-adjusted over the study's tested claims
+    needed: int | None = None  # seeds a side that would decide it (shown for inconclusive ones)
+    alpha: float = 0.05
 
 
 def pooled_std(a: Side, b: Side) -> float:
@@ -211,12 +108,11 @@ def cohen_d(a: Side, b: Side) -> float | None:
     return (a.mean - b.mean) / s
 
 
-def _label(selection: Selection) -> str:
-    return ", ".join(f"{k}={v}" for k, v in selection.items()) or "all rows"
-
-
-def _sides(finding: _Finding, rows: list[ResultRow], selections: list[Selection]) -> tuple[Side, ...]:
-    return tuple(Side(_label(s), select(rows, {**finding.where, **s})) for s in selections)
+def _values(finding: _Finding, rows: list[ResultRow], selection: dict) -> tuple[float, ...]:
+    full = merged(finding.where, selection)
+    if finding.delta is None:
+        return select(rows, full)
+    return deltas(rows, full, finding.delta.source, finding.delta.target)
 
 
 def _tolerance(f: _Tolerance, a: Side, b: Side) -> tuple[float, str]:
@@ -226,10 +122,13 @@ def _tolerance(f: _Tolerance, a: Side, b: Side) -> tuple[float, str]:
     return f.k * s, f"{f.k:g}·std = {f.k * s:.4g}"
 
 
-def _verdict(finding: _Finding, sides, state, effect, d, test) -> Verdict:
+def _verdict(finding: _Finding, sides, outcome: Outcome | str, effect, d, test, checks=()) -> Verdict:
     ref = "; ".join(x for x in (finding.section, finding.ref) if x)
     claim = finding.quote if finding.quote and not finding.own else finding.claim or finding.quote
-    return Verdict(finding.id, claim, finding.kind, state, sides, effect, d, test, ref, finding.own)
+    if isinstance(outcome, str):
+        outcome = Outcome(outcome, "")
+    return Verdict(finding.id, claim, finding.kind, outcome.state, sides, effect, d, test, ref, finding.own,
+                   tuple(checks), outcome.p, None, outcome.needed, finding.alpha)
 
 
 def _levels(finding: Above, rows: list[ResultRow]) -> list[Any]:
@@ -237,55 +136,70 @@ def _levels(finding: Above, rows: list[ResultRow]) -> list[Any]:
     if finding.levels is not None:
         return finding.levels
     found = []
-    for row in rows:
-        if select([row], {**finding.where, **finding.select}):
-            level = getattr(row, finding.by) if finding.by in COLUMNS else row.extra.get(finding.by)
-            if level is not None and level not in found:
-                found.append(level)
+    for row in pick(rows, merged(finding.where, finding.select)):
+        level = field(row, finding.by)
+        if level is not None and level not in found:
+            found.append(level)
     return sorted(found, key=lambda v: (isinstance(v, str), v)) or [None]
 
 
-def _evaluate(finding: Finding, rows: list[ResultRow]) -> Verdict:
+def _selections(finding: Finding, rows: list[ResultRow]) -> list[dict]:
+    if isinstance(finding, Above):
+        return ([finding.select] if finding.by is None
+                else [{**finding.select, finding.by: level} for level in _levels(finding, rows)])
+    if isinstance(finding, Monotone):
+        return [{**finding.select, finding.by: level} for level in finding.levels]
+    if isinstance(finding, DeltaWithin):
+        return [finding.a1, finding.a2, finding.b1, finding.b2]
+    return [finding.a, finding.b]
+
+
+def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> Verdict:
     if isinstance(finding, Untested):
         return _verdict(finding, (), NOT_RUN, None, None, f"not tested: {finding.why}")
-    if isinstance(finding, Above):
-        sels = ([finding.select] if finding.by is None
-                else [{**finding.select, finding.by: level} for level in _levels(finding, rows)])
-    elif isinstance(finding, Monotone):
-        sels = [{**finding.select, finding.by: level} for level in finding.levels]
-    elif isinstance(finding, DeltaWithin):
-        sels = [finding.a1, finding.a2, finding.b1, finding.b2]
-    else:
-        sels = [finding.a, finding.b]
-    sides = _sides(finding, rows, sels)
+    sels = _selections(finding, rows)
+    what = " (Δ = source − target per model)" if finding.delta else ""
+    sides = tuple(Side(label(s) + what, _values(finding, rows, s)) for s in sels)
     empty = [s.label for s in sides if s.n == 0]
     if empty:
         return _verdict(finding, sides, NOT_RUN, None, None, "no rows for " + "; ".join(empty))
+    checks = evaluate_checks(finding.checks, [merged(finding.where, s) for s in sels], rows, workdir)
+    failing = [c for c in checks if not c.passed]
+    if failing:
+        return _verdict(finding, sides, UNINFORMATIVE, None, None, "; ".join(map(str, failing)), checks)
     if isinstance(finding, Above):
-        return _above(finding, sides)
-    if isinstance(finding, Greater):
+        verdict = _above(finding, sides)
+    elif isinstance(finding, Greater):
         a, b = sides
         diff = a.mean - b.mean
-        state, how = _exceeds(finding, a.values, b.values, diff, finding.margin)
-        test = f"a − b = {diff:+.4g} > {finding.margin:.4g}; {how}"
-        return _verdict(finding, sides, state, diff, cohen_d(a, b), test)
-    if isinstance(finding, Within):
+        out = _exceeds(finding, a, b, diff, finding.margin)
+        verdict = _verdict(finding, sides, out, diff, cohen_d(a, b), f"a − b = {diff:+.4g} > {finding.margin:.4g}; "
+                           f"{out.how}")
+    elif isinstance(finding, Within):
         a, b = sides
-        return _within(finding, sides, a.mean - b.mean, (a, b), "a − b")
-    if isinstance(finding, DeltaWithin):
+        verdict = _within(finding, sides, a.mean - b.mean, (a, b), "a − b")
+    elif isinstance(finding, DeltaWithin):
         a1, a2, b1, b2 = sides
         da, db = a1.mean - a2.mean, b1.mean - b2.mean
-        return _within(finding, sides, da - db, sides, f"Δa − Δb = ({da:+.4g}) − ({db:+.4g})")
-    return _monotone(finding, sides)
+        verdict = _within(finding, sides, da - db, sides, f"Δa − Δb = ({da:+.4g}) − ({db:+.4g})")
+    else:
+        verdict = _monotone(finding, sides)
+    return replace(verdict, checks=tuple(checks))
 
 
-def _exceeds(finding: _Finding, a: tuple[float, ...], b: tuple[float, ...], diff: float,
-             margin: float) -> tuple[str, str]:
-    """Is mean(a) − mean(b) (or mean(a) alone, b empty) above `margin`, beyond the seeds' spread?"""
-    short = too_few(a, b) if b else too_few(a)
+def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: float) -> Outcome:
+    """Is mean(a) − mean(b) (or mean(a) alone, b None) above `margin`, beyond the seeds' spread? With the seeds
+    a side that would decide it (a two-sample or one-sample t-test on the observed spread)."""
+    spread = a.std if b is None else pooled_std(a, b)
+    needed = seeds_needed((diff - margin) / spread, finding.alpha, b is not None) if spread > 0 else None
+    short = too_few(a.values) if b is None else too_few(a.values, b.values)
     if short:
-        return INCONCLUSIVE, short
-    return exceeds(diff, *welch(a, b), margin, finding.alpha)
+        return Outcome(INCONCLUSIVE, short, needed=needed)
+    return replace(exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha), needed=needed)
+
+
+def _signed(side: Side, sign: int) -> Side:
+    return Side(side.label, tuple(sign * v for v in side.values))
 
 
 def _above(finding: Above, sides: tuple[Side, ...]) -> Verdict:
@@ -296,42 +210,65 @@ def _above(finding: Above, sides: tuple[Side, ...]) -> Verdict:
     if finding.test == "direct":
         state = HOLDS if sign * (worst.mean - finding.value) > 0 else FAILS
         return _verdict(finding, sides, state, worst.mean - finding.value, None, test + "; direct (no seed test)")
-    signed = [tuple(sign * v for v in side.values) for side in sides]
-    parts = [_exceeds(finding, vals, (), sign * side.mean, sign * finding.value) for vals, side in zip(signed, sides)]
-    hows = "; ".join(f"{side.label}: {how}" for side, (_, how) in zip(sides, parts)) if len(sides) > 1 else parts[0][1]
-    return _verdict(finding, sides, combine([st for st, _ in parts]), worst.mean - finding.value, None,
+    parts = [_exceeds(finding, _signed(side, sign), None, sign * side.mean, sign * finding.value) for side in sides]
+    hows = "; ".join(f"{side.label}: {o.how}" for side, o in zip(sides, parts)) if len(sides) > 1 else parts[0].how
+    return _verdict(finding, sides, combine_outcomes(parts, hows), worst.mean - finding.value, None,
                     f"{test}; {hows}")
 
 
 def _within(finding, sides: tuple[Side, ...], diff: float, groups: tuple[Side, ...], what: str) -> Verdict:
     tol, text = _tolerance(finding, groups[0], groups[-1] if len(groups) == 2 else groups[2])
     test = f"|{what}| = {abs(diff):.4g} ≤ {text}"
+    spread = pooled_std(groups[0], groups[1]) * (1 if len(groups) == 2 else math.sqrt(2))  # Δ of Δs: twice the var
+    needed = seeds_needed((tol - abs(diff)) / spread, finding.alpha) if spread > 0 else None
     short = too_few(*(g.values for g in groups))
     if short:
-        return _verdict(finding, sides, INCONCLUSIVE, diff, None, f"{test}; {short}")
+        return _verdict(finding, sides, Outcome(INCONCLUSIVE, short, needed=needed), diff, None, f"{test}; {short}")
     se, df = combined([g.values for g in groups])
-    state, how = equivalent(diff, se, df, tol, finding.alpha)
+    out = replace(equivalent(diff, se, df, tol, finding.alpha), needed=needed)
     d = cohen_d(groups[0], groups[1]) if len(groups) == 2 else None
-    return _verdict(finding, sides, state, diff, d, f"{test}; {how}")
+    return _verdict(finding, sides, out, diff, d, f"{test}; {out.how}")
 
 
 def _monotone(finding: Monotone, sides: tuple[Side, ...]) -> Verdict:
     sign = 1 if finding.kind == "increasing" else -1
-    parts = [_exceeds(finding, tuple(sign * v for v in b.values), tuple(sign * v for v in a.values),
-                      sign * (b.mean - a.mean), finding.margin) for a, b in pairwise(sides)]
+    parts = [_exceeds(finding, _signed(b, sign), _signed(a, sign), sign * (b.mean - a.mean), finding.margin)
+             for a, b in pairwise(sides)]
     arrow = " < " if sign > 0 else " > "
     test = arrow.join(f"{s.mean:.4g}" for s in sides) + f" (each step > {finding.margin:.4g}); steps: "
-    test += "; ".join(f"{state} ({how})" for state, how in parts)
-    return _verdict(finding, sides, combine([st for st, _ in parts]), sides[-1].mean - sides[0].mean,
+    test += "; ".join(f"{o.state} ({o.how})" for o in parts)
+    return _verdict(finding, sides, combine_outcomes(parts, test), sides[-1].mean - sides[0].mean,
                     cohen_d(sides[-1], sides[0]), test)
 
 
-def evaluate_findings(findings: list[Finding], rows: list[ResultRow]) -> list[Verdict]:
-    return [_evaluate(f, rows) for f in findings]
+def adjust(verdicts: list[Verdict]) -> list[Verdict]:
+    """Holm–Bonferroni over the paper's tested claims (a p-value each; own observations apart): a claim keeps
+    'holds' or 'does not hold' only while its adjusted p is below its α."""
+    tested = [i for i, v in enumerate(verdicts) if not v.own and v.p is not None]
+    out = list(verdicts)
+    for i, p_adj in zip(tested, holm([verdicts[i].p for i in tested])):
+        v = replace(verdicts[i], p_adj=p_adj)
+        if v.state in (HOLDS, FAILS) and p_adj >= v.alpha:
+            v = replace(v, state=INCONCLUSIVE, test=f"{v.test}; {v.state} at raw p = {v.p:.3g}, but "
+                        f"Holm-adjusted p = {p_adj:.3g} ≥ α = {v.alpha:g} over {len(tested)} claims")
+        out[i] = v
+    return out
+
+
+def evaluate_findings(findings: list[Finding], rows: list[ResultRow], workdir: Path | None = None,
+                      correct: bool = True) -> list[Verdict]:
+    """Every finding's verdict; Holm-corrected over the study's tested claims unless `correct` is off.
+    `workdir` resolves the artifacts some checks read (the rows' own paths without it)."""
+    verdicts = [_evaluate(f, rows, workdir) for f in findings]
+    return adjust(verdicts) if correct else verdicts
 
 
 def _num(x: float | None) -> str:
     return "—" if x is None or math.isnan(x) else f"{x:+.4g}" if x < 0 or x > 0 else "0"
+
+
+def _p(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3g}"
 
 
 def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
@@ -340,21 +277,28 @@ def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
 
 
 def scorecard_tables(verdicts: list[Verdict]) -> list[Table]:
-    """The paper's claims, one row each (verdict, the test that decided it, mean ± std (n) per selection,
-    effect size), counted in the note; our own observations, if any, in a second table, not counted."""
+    """The paper's claims, one row each (verdict, the test that decided it, its checks, raw and Holm-adjusted p,
+    seeds a side needed when inconclusive, mean ± std (n) per selection, effect size), counted in the note; our
+    own observations, if any, in a second table, not counted."""
     def body(vs):
         out = []
         for v in vs:
             numbers = "; ".join(f"{s.label}: " + (f"{s.mean:.4g} ± {s.std:.2g} (n={s.n})" if s.n else "no rows")
                                 for s in v.sides)
             claim = f"“{v.claim}” ({v.ref})" if v.ref and not v.own else v.claim
-            out.append([v.id, claim, v.state, v.test, numbers, _num(v.effect), _num(v.cohen_d)])
+            checks = "; ".join(map(str, v.checks)) or "—"
+            needed = (str(v.needed) if v.needed else "> 10000 or no effect") if v.state == INCONCLUSIVE else "—"
+            out.append([v.id, claim, v.state, v.test, checks, _p(v.p), _p(v.p_adj), needed, numbers, _num(v.effect),
+                        _num(v.cohen_d)])
         return out
 
-    header = ["finding", "paper's claim", "verdict", "test", "numbers", "effect", "Cohen's d"]
+    header = ["finding", "paper's claim", "verdict", "test", "checks", "p", "p (Holm)", "seeds a side needed",
+              "numbers", "effect", "Cohen's d"]
     note = ", ".join(f"{n} {s}" for s, n in verdict_counts(verdicts).items())
+    tested = sum(v.p_adj is not None for v in verdicts)
     tables = [Table("Reproduction scorecard", header, body([v for v in verdicts if not v.own]),
-                    note=f"{note} (of the paper's claims)")]
+                    note=f"{note} (of the paper's claims); p (Holm): Holm–Bonferroni over the {tested} claims "
+                    "with a test; seeds needed: a side, to decide the observed effect at α with power 0.8")]
     own = [v for v in verdicts if v.own]
     if own:
         tables.append(Table("Our own observations (not the paper's claims; not counted)",

@@ -5,17 +5,44 @@ level α: significant in the claimed direction -> holds; significant the other w
 neither -> inconclusive. An equality (|a − b| ≤ tol) is decided by two one-sided tests (TOST): the
 (1 − 2α) interval of the difference inside ±tol -> holds; wholly outside -> does not hold; else
 inconclusive. Differences need at least MIN_SEEDS values a side; with no spread at all (every seed equal)
-the numbers themselves decide.
+the numbers themselves decide. Each test keeps its p-values, so a study's claims can be corrected for their
+number (Holm, `holm`), and an inconclusive one says how many seeds would decide it (`seeds_needed`).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from scipy import stats
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_RUN = "holds", "does not hold", "inconclusive", "not run"
-STATES = (HOLDS, FAILS, INCONCLUSIVE, NOT_RUN)
+UNINFORMATIVE = "uninformative"  # a check the claim needs failed: its numbers say nothing about the claim
+STATES = (HOLDS, FAILS, INCONCLUSIVE, UNINFORMATIVE, NOT_RUN)
 MIN_SEEDS = 3
+POWER = 0.8
+MAX_SEEDS = 10_000
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A test's decision, its numbers in words, and its one-sided p-values: of the claim (`p_hold`, the null
+    being that it does not hold) and of its opposite (`p_fail`); None where the seeds cannot test."""
+
+    state: str
+    how: str
+    p_hold: float | None = None
+    p_fail: float | None = None
+    needed: int | None = None  # seeds a side that would decide it at power POWER (inconclusive ones only)
+
+    @property
+    def p(self) -> float | None:
+        """The p-value of the decision taken (of the nearer one when inconclusive)."""
+        if self.state == HOLDS:
+            return self.p_hold
+        if self.state == FAILS:
+            return self.p_fail
+        known = [p for p in (self.p_hold, self.p_fail) if p is not None]
+        return min(known) if known and self.p_hold is not None else None
 
 
 def _var_over_n(values: tuple[float, ...]) -> float:
@@ -46,23 +73,32 @@ def too_few(*groups: tuple[float, ...]) -> str | None:
     return None if min(ns) >= MIN_SEEDS else f"needs ≥ {MIN_SEEDS} seeds a side (n = {', '.join(map(str, ns))})"
 
 
-def exceeds(diff: float, se: float, df: float, margin: float, alpha: float) -> tuple[str, str]:
+def exceeds(diff: float, se: float, df: float, margin: float, alpha: float) -> Outcome:
     """Is the difference above `margin`? One-sided Welch test both ways."""
     if se == 0:
-        return (HOLDS if diff > margin else FAILS), f"no seed spread: {diff:+.4g} vs margin {margin:.4g}"
+        up = diff > margin
+        return Outcome(HOLDS if up else FAILS, f"no seed spread: {diff:+.4g} vs margin {margin:.4g}",
+                       0.0 if up else 1.0, 1.0 if up else 0.0)
     t = (diff - margin) / se
-    p_up, p_down = stats.t.sf(t, df), stats.t.cdf(t, df)
+    p_up, p_down = float(stats.t.sf(t, df)), float(stats.t.cdf(t, df))
     state = HOLDS if p_up < alpha else FAILS if p_down < alpha else INCONCLUSIVE
-    return state, f"Welch one-sided α={alpha:g}: t={t:.3g}, df={df:.3g}, p={min(p_up, p_down):.3g}"
+    return Outcome(state, f"Welch one-sided α={alpha:g}: t={t:.3g}, df={df:.3g}, p={min(p_up, p_down):.3g}",
+                   p_up, p_down)
 
 
-def equivalent(diff: float, se: float, df: float, tol: float, alpha: float) -> tuple[str, str]:
+def equivalent(diff: float, se: float, df: float, tol: float, alpha: float) -> Outcome:
     """Is |difference| ≤ tol? TOST: the (1 − 2α) interval inside ±tol holds, wholly outside fails."""
-    half = 0.0 if se == 0 else stats.t.ppf(1 - alpha, df) * se
+    if se == 0:
+        inside = abs(diff) <= tol
+        return Outcome(HOLDS if inside else FAILS, f"no seed spread: [{diff:+.4g}, {diff:+.4g}] vs ±{tol:.4g}",
+                       0.0 if inside else 1.0, 1.0 if inside else 0.0)
+    half = stats.t.ppf(1 - alpha, df) * se
     low, high = diff - half, diff + half
     state = HOLDS if -tol <= low and high <= tol else FAILS if low > tol or high < -tol else INCONCLUSIVE
-    how = "no seed spread" if se == 0 else f"TOST α={alpha:g}, {100 * (1 - 2 * alpha):g}% interval"
-    return state, f"{how}: [{low:+.4g}, {high:+.4g}] vs ±{tol:.4g}"
+    p_hold = max(float(stats.t.sf((diff + tol) / se, df)), float(stats.t.cdf((diff - tol) / se, df)))
+    p_fail = min(float(stats.t.sf((diff - tol) / se, df)), float(stats.t.cdf((diff + tol) / se, df)))
+    how = f"TOST α={alpha:g}, {100 * (1 - 2 * alpha):g}% interval"
+    return Outcome(state, f"{how}: [{low:+.4g}, {high:+.4g}] vs ±{tol:.4g}", p_hold, p_fail)
 
 
 def combine(states: list[str]) -> str:
@@ -70,3 +106,43 @@ def combine(states: list[str]) -> str:
     if all(s == HOLDS for s in states):
         return HOLDS
     return FAILS if FAILS in states else INCONCLUSIVE
+
+
+def combine_outcomes(parts: list[Outcome], how: str) -> Outcome:
+    """A claim made of parts that must all hold (every step of a trend, every level): it holds when the largest
+    part p_hold is below α (an intersection–union test), fails when any part fails (the smallest p_fail)."""
+    holds = [o.p_hold for o in parts]
+    fails = [o.p_fail for o in parts if o.p_fail is not None]
+    needed = [o.needed for o in parts if o.state == INCONCLUSIVE]
+    return Outcome(combine([o.state for o in parts]), how, None if None in holds else max(holds),
+                   min(fails) if fails else None, max(needed) if needed and None not in needed else None)
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values (step-down: the i-th smallest times m − i, kept monotone, at most 1)."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted, running = [0.0] * len(pvalues), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _power(d: float, n: int, alpha: float, two_sample: bool) -> float:
+    df = 2 * n - 2 if two_sample else n - 1
+    nc = d * math.sqrt(n / 2 if two_sample else n)
+    return float(stats.nct.sf(stats.t.ppf(1 - alpha, df), df, nc))
+
+
+def seeds_needed(d: float | None, alpha: float, two_sample: bool = True, power: float = POWER) -> int | None:
+    """The fewest seeds a side with which a one-sided t-test at `alpha` detects a standardized effect `d`
+    (Cohen's d; one-sample: mean / std) with probability `power`; None without an effect or past MAX_SEEDS."""
+    if d is None or not math.isfinite(d) or d == 0:
+        return None
+    d, low, high = abs(d), 2, MAX_SEEDS
+    if _power(d, high, alpha, two_sample) < power:
+        return None
+    while low < high:  # power rises with n: the first n that reaches it
+        mid = (low + high) // 2
+        low, high = (mid + 1, high) if _power(d, mid, alpha, two_sample) < power else (low, mid)
+    return low

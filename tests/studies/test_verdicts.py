@@ -1,0 +1,240 @@
+"""Checks before a claim (learned, left_plateau, control, surface: pass, fail, missing data), the fifth verdict
+'uninformative', Δ predicates against a hand computation, Holm against statsmodels' multipletests, the seeds
+needed against statsmodels' power solvers, and a job's tags kept over a row's extras of another meaning."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import types
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestIndPower, TTestPower
+
+from mbertlab.store.results import ResultRow
+from mbertlab.studies import checks as checks_module
+from mbertlab.studies.report import with_tags
+from mbertlab.studies.scorecard import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_RUN,
+    UNINFORMATIVE,
+    evaluate_findings,
+    parse_findings,
+    scorecard_tables,
+    verdict_counts,
+)
+from mbertlab.studies.significance import holm, seeds_needed
+
+
+def row(value, cond, lang, seed, control="pretrained", artifact="", **extra) -> ResultRow:
+    return ResultRow(metric="accuracy", value=value, task="xnli", test_lang=lang, split="test", seed=seed,
+                     artifact=artifact, extra={"condition": cond, "control": control, **extra})
+
+
+def grid(cond, src, tgt, control="pretrained"):
+    return [r for s, (a, b) in enumerate(zip(src, tgt))
+            for r in (row(a, cond, "src", s, control), row(b, cond, "tgt", s, control))]
+
+
+ROWS = (grid("base", [0.80, 0.82, 0.84], [0.60, 0.61, 0.65]) + grid("deep", [0.85, 0.86, 0.88], [0.75, 0.74, 0.78])
+        + grid("base", [0.50, 0.52, 0.51], [0.40, 0.41, 0.42], "random_init")
+        + grid("deep", [0.50, 0.83, 0.51], [0.40, 0.41, 0.42], "random_init")
+        + [row(0.34, c, lang, 0, "majority") for c in ("base", "deep") for lang in ("src", "tgt")])
+LEARNED = {"kind": "learned", "on": {"test_lang": "src"}, "against": [{"control": "random_init"},
+                                                                      {"control": "majority", "seed": None}]}
+
+
+def one(spec: dict, rows=ROWS, workdir=None):
+    return evaluate_findings(parse_findings([{"id": "f", "quote": "c", "section": "§1", **spec}], "s.yaml"),
+                             rows, workdir)[0]
+
+
+GREATER = {"kind": "greater", "where": {"control": "pretrained", "test_lang": "tgt"}, "a": {"condition": "deep"},
+           "b": {"condition": "base"}}
+
+
+def test_learned_passes_fails_and_needs_its_rows():
+    only_base = {**GREATER, "b": {"condition": "base"}, "a": {"condition": "base", "seed": [0, 1, 2]}}
+    v = one({**only_base, "checks": [LEARNED]})
+    assert v.checks[0].passed and v.state != UNINFORMATIVE
+    # deep's seed 1 is at 0.86 against its random-init control's 0.83: fails with a 5-point margin
+    v = one({**GREATER, "checks": [{**LEARNED, "margin": 0.05}]})
+    assert v.state == UNINFORMATIVE and v.checks[0].passed is False
+    assert "seed 1: 0.86 vs control=random_init 0.83" in v.test and v.p is None
+    assert one({**GREATER, "checks": [{**LEARNED, "margin": 0.02}]}).checks[0].passed  # +0.03 > 0.02
+    # no such control: the check cannot be evaluated, so the verdict means nothing either
+    v = one({**GREATER, "checks": [{**LEARNED, "against": [{"control": "nothing"}]}]})
+    assert v.state == UNINFORMATIVE and v.checks[0].passed is None and "no rows for the control" in v.test
+    # missing claim rows win: not run
+    assert one({**GREATER, "a": {"condition": "none"}, "checks": [LEARNED]}).state == NOT_RUN
+
+
+def test_control_is_present_and_separated():
+    check = {"kind": "control", "against": {"control": "random_init"}, "margin": 0.2}
+    v = one({**GREATER, "checks": [check]})  # target 0.62 / 0.757 vs random 0.41: base's gap 0.21 > 0.2
+    assert v.checks[0].passed and "control=base" not in v.checks[0].text
+    v = one({**GREATER, "checks": [{**check, "margin": 0.25}]})
+    assert v.state == UNINFORMATIVE and "0.62 vs control=random_init 0.41" in v.test
+    assert one({**GREATER, "checks": [{**check, "against": {"control": "nothing"}}]}).checks[0].passed is None
+
+
+def _artifact(workdir, stage, name, inputs=(), files=None):
+    d = workdir / stage / name
+    d.mkdir(parents=True)
+    (d / "inputs.json").write_text(json.dumps([{"stage": p.parent.name, "hash": p.name, "path": str(p)}
+                                               for p in inputs]))
+    for path, text in (files or {}).items():
+        (d / path).parent.mkdir(parents=True, exist_ok=True)
+        (d / path).write_text(text) if isinstance(text, str) else np.save(d / path, text)
+    return d
+
+
+def _pretrained(tmp_path, losses: dict[str, float]):
+    ids = {"src": np.array([3, 3, 3, 4, 5, 5, 6, 7], np.uint16), "tgt": np.array([8, 9, 9, 9, 9, 10], np.uint16)}
+    shards = _artifact(tmp_path, "shards", "s1", files={f"{l}.train.ids.npy": v for l, v in ids.items()})
+    metrics = "".join(json.dumps({"step": step, "lang": l, "loss": loss + (10 - step)}) + "\n"
+                      for step in (5, 10) for l, loss in losses.items())
+    pretrain = _artifact(tmp_path, "pretrain", "p1", [shards], {"metrics.jsonl": metrics})
+    transfer = _artifact(tmp_path, "transfer", "t1", [pretrain])
+    entropy = {l: stats.entropy(np.unique(v, return_counts=True)[1]) for l, v in ids.items()}  # nats
+    return transfer, entropy
+
+
+def test_left_plateau_reads_the_final_dev_loss_and_the_unigram_entropy(tmp_path):
+    transfer, entropy = _pretrained(tmp_path, {"src": 0.5, "tgt": 1.0})
+    rows = [row(0.7, "base", "tgt", s, artifact=f"/elsewhere/transfer/{transfer.name}") for s in range(3)]
+    plateau = {"kind": "above", "select": {"condition": "base"}, "value": 0.5, "checks":
+               [{"kind": "left_plateau", "nats": 0.1}]}
+    v = one(plateau, rows, tmp_path)  # the rows' paths resolve under the workdir
+    gap = min(entropy["src"] - 0.5, entropy["tgt"] - 1.0)  # tgt: 0.867 - 1.0 < 0
+    assert v.state == UNINFORMATIVE and v.checks[0].passed is False
+    assert f"tgt: dev loss 1.000 vs unigram entropy {entropy['tgt']:.3f} nats ({gap:.3f} below" in v.test
+    shutil_tmp = tmp_path / "b"
+    transfer, entropy = _pretrained(shutil_tmp, {"src": 0.5, "tgt": 0.5})
+    rows = [row(0.7, "base", "tgt", s, artifact=str(transfer)) for s in range(3)]
+    v = one(plateau, rows, shutil_tmp)
+    assert v.checks[0].passed and v.state == HOLDS
+    assert f"{min(entropy['src'], entropy['tgt']) - 0.5:.3f} below" in v.checks[0].text
+    (transfer.parent.parent / "pretrain" / "p1" / "metrics.jsonl").unlink()
+    assert one(plateau, rows, shutil_tmp).checks[0].passed is None
+
+
+def test_surface_baseline_within_a_margin_of_chance(tmp_path, monkeypatch):
+    data = _artifact(tmp_path, "generate", "g1", files={"xnli/src.train.tsv": "x", "xnli/tgt.test.tsv": "y"})
+    config = {"task": "xnli", "train": [{"lang": "src", "split": "train", "path": "xnli/src.train.tsv"}],
+              "evaluate": [{"lang": "tgt", "split": "test", "path": "xnli/tgt.test.tsv"}]}
+    transfer = _artifact(tmp_path, "transfer", "t1", [data], {"config.json": json.dumps(config)})
+    rows = [row(0.5, "base", "tgt", s, artifact=str(transfer)) for s in range(3)]
+    seen = []
+    for accuracy, passed in [(0.36, True), (0.93, False)]:
+        def fake(train, test, accuracy=accuracy):
+            seen.append((train.name, test.name))
+            return accuracy
+        monkeypatch.setitem(sys.modules, "mbertlab.analysis.surface",
+                            types.SimpleNamespace(surface_baseline_accuracy=fake))
+        checks_module._surface_accuracy.cache_clear()
+        v = one({"kind": "above", "select": {"condition": "base"}, "value": 1 / 3,
+                 "checks": [{"kind": "surface", "chance": 1 / 3, "margin": 0.05}]}, rows, tmp_path)
+        assert v.checks[0].passed is passed and f"surface-only accuracy {accuracy:.3f} on xnli/tgt.test.tsv" in str(
+            v.checks[0])
+    assert seen == [("src.train.tsv", "tgt.test.tsv")] * 2
+    assert v.state == UNINFORMATIVE
+
+
+def test_uninformative_is_counted_apart():
+    findings = parse_findings([
+        {"id": "a", "quote": "q", "section": "§1", **GREATER, "checks": [{**LEARNED, "margin": 0.05}]},
+        {"id": "b", "quote": "q", "section": "§1", **GREATER},
+        {"id": "c", "quote": "q", "section": "§1", "kind": "untested", "why": "no data"}], "s.yaml")
+    verdicts = evaluate_findings(findings, ROWS)
+    assert verdict_counts(verdicts) == {HOLDS: 1, FAILS: 0, INCONCLUSIVE: 0, UNINFORMATIVE: 1, NOT_RUN: 1}
+    (table,) = scorecard_tables(verdicts)
+    assert table.note.startswith("1 holds, 0 does not hold, 0 inconclusive, 1 uninformative, 1 not run")
+    assert "learned failed: " in table.as_text_rows()[0][4] and table.as_text_rows()[1][4] == "—"
+
+
+def test_delta_predicates_test_source_minus_target_per_model():
+    base = [0.80 - 0.60, 0.82 - 0.61, 0.84 - 0.65]  # by hand: Δ per seed
+    deep = [0.85 - 0.75, 0.86 - 0.74, 0.88 - 0.78]
+    delta = {"source": {"test_lang": "src"}, "target": {"test_lang": "tgt"}}
+    v = one({"kind": "greater", "where": {"control": "pretrained"}, "delta": delta, "a": {"condition": "base"},
+             "b": {"condition": "deep"}})
+    assert v.sides[0].values == pytest.approx(base) and v.sides[1].values == pytest.approx(deep)
+    t = stats.ttest_ind(base, deep, equal_var=False, alternative="greater")
+    assert v.p == pytest.approx(t.pvalue) and v.state == (HOLDS if t.pvalue < 0.05 else INCONCLUSIVE)
+    assert v.effect == pytest.approx(np.mean(base) - np.mean(deep))
+    v = one({"kind": "decreasing", "where": {"control": "pretrained"}, "delta": delta, "by": "condition",
+             "levels": ["base", "deep"]})
+    assert v.p == pytest.approx(t.pvalue)
+    tol = 0.05
+    v = one({"kind": "within", "tol": tol, "where": {"control": "pretrained"}, "delta": delta,
+             "a": {"condition": "base"}, "b": {"condition": "deep"}})
+    diff, se = np.mean(base) - np.mean(deep), math.sqrt(np.var(base, ddof=1) / 3 + np.var(deep, ddof=1) / 3)
+    df = se ** 4 / ((np.var(base, ddof=1) / 3) ** 2 / 2 + (np.var(deep, ddof=1) / 3) ** 2 / 2)
+    low = diff - stats.t.ppf(0.95, df) * se
+    assert v.state == (FAILS if low > tol else INCONCLUSIVE)
+
+
+def test_holm_equals_statsmodels():
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 5, 30):
+        p = list(rng.uniform(0, 0.2, m))
+        assert holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
+
+
+def test_holm_over_a_studys_claims_demotes_what_the_correction_cannot_keep():
+    rows = [ResultRow("accuracy", v, seed=i, extra={"cell": c}) for c, vals in
+            {"a": [0.50, 0.52, 0.54], "b": [0.45, 0.50, 0.52], "c": [0.10, 0.11, 0.12]}.items()
+            for i, v in enumerate(vals)]
+    specs = [{"id": "ab", "kind": "greater", "a": {"cell": "a"}, "b": {"cell": "b"}, "alpha": 0.2},
+             {"id": "ac", "kind": "greater", "a": {"cell": "a"}, "b": {"cell": "c"}}]
+    findings = parse_findings([{"quote": "q", "section": "§1", **s} for s in specs], "s.yaml")
+    raw, adjusted = evaluate_findings(findings, rows, correct=False), evaluate_findings(findings, rows)
+    p = [stats.ttest_ind([0.50, 0.52, 0.54], b, equal_var=False, alternative="greater").pvalue
+         for b in ([0.45, 0.50, 0.52], [0.10, 0.11, 0.12])]
+    assert [v.p for v in raw] == pytest.approx(p)
+    expected = multipletests(p, method="holm")[1]
+    assert [v.p_adj for v in adjusted] == pytest.approx(list(expected))
+    assert raw[0].state == (HOLDS if p[0] < 0.2 else INCONCLUSIVE)
+    assert adjusted[0].state == (HOLDS if expected[0] < 0.2 else INCONCLUSIVE)
+    assert adjusted[1].state == HOLDS
+
+
+@pytest.mark.parametrize("d, alpha", [(0.3, 0.05), (1.0, 0.05), (2.5, 0.01), (-0.8, 0.05)])
+def test_seeds_needed_equal_statsmodels_power_solvers(d, alpha):
+    two = TTestIndPower().solve_power(effect_size=abs(d), alpha=alpha, power=0.8, alternative="larger")
+    one_sample = TTestPower().solve_power(effect_size=abs(d), alpha=alpha, power=0.8, alternative="larger")
+    assert seeds_needed(d, alpha) == max(2, math.ceil(two))
+    assert seeds_needed(d, alpha, two_sample=False) == max(2, math.ceil(one_sample))
+    assert seeds_needed(0.0, alpha) is None
+
+
+def test_an_inconclusive_verdict_says_how_many_seeds_would_decide_it():
+    v = one({**GREATER, "a": {"condition": "deep", "control": "random_init", "test_lang": "src"},
+             "b": {"condition": "base", "control": "random_init", "test_lang": "src"}, "where": {}})
+    a, b = [0.50, 0.83, 0.51], [0.50, 0.52, 0.51]
+    pooled = math.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2)
+    d = (np.mean(a) - np.mean(b)) / pooled
+    assert v.state == INCONCLUSIVE
+    assert v.needed == math.ceil(TTestIndPower().solve_power(effect_size=d, alpha=0.05, power=0.8,
+                                                             alternative="larger"))
+    (table,) = scorecard_tables([v])
+    assert table.as_text_rows()[0][7] == str(v.needed)
+
+
+def test_a_jobs_tags_are_never_overwritten_by_a_rows_extras():
+    """wd2020 with checkpoint selection: the row records the selected step as `checkpoint`, the job is tagged
+    `checkpoint: final`, and every finding selects `checkpoint: final`."""
+    tags = {"checkpoint": "final", "condition": "base"}
+    merged = with_tags({"checkpoint": 750, "epochs": 2}, tags)
+    assert merged == {"checkpoint": "final", "condition": "base", "epochs": 2, "row checkpoint": 750}
+    assert with_tags({"checkpoint": "final"}, tags) == tags
+    rows = [ResultRow("f1", 0.5 + i / 100, seed=i, extra=with_tags({"checkpoint": step}, tags))
+            for i, step in enumerate([750, 1000, 500])]
+    v = one({"kind": "above", "where": {"checkpoint": "final"}, "select": {}, "value": 0.4}, rows)
+    assert v.sides[0].n == 3  # before the fix only the run whose best step was the last one was selected
