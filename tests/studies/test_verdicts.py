@@ -238,3 +238,21 @@ def test_a_jobs_tags_are_never_overwritten_by_a_rows_extras():
             for i, step in enumerate([750, 1000, 500])]
     v = one({"kind": "above", "where": {"checkpoint": "final"}, "select": {}, "value": 0.4}, rows)
     assert v.sides[0].n == 3  # before the fix only the run whose best step was the last one was selected
+
+
+def test_greater_at_every_level_of_a_factor():
+    """wd2019's 'preserved in all layers': the pretrained probe above the random-init one at every layer."""
+    acc = {("pretrained", 0): [0.95, 0.96, 0.97], ("random_init", 0): [0.80, 0.81, 0.82],
+           ("pretrained", 1): [0.90, 0.91, 0.95], ("random_init", 1): [0.89, 0.90, 0.91]}
+    rows = [ResultRow("accuracy", v, seed=i, extra={"control": c, "layer": layer})
+            for (c, layer), vals in acc.items() for i, v in enumerate(vals)]
+    v = one({"kind": "greater", "by": "layer", "a": {"control": "pretrained"}, "b": {"control": "random_init"}},
+            rows)
+    p = [stats.ttest_ind(acc["pretrained", layer], acc["random_init", layer], equal_var=False,
+                         alternative="greater").pvalue for layer in (0, 1)]
+    assert len(v.sides) == 4 and "smallest: control=pretrained, layer=1" in v.test
+    assert v.state == (HOLDS if max(p) < 0.05 else INCONCLUSIVE) and v.p == pytest.approx(max(p))
+    assert v.effect == pytest.approx(np.mean(acc["pretrained", 1]) - np.mean(acc["random_init", 1]))
+    v = one({"kind": "greater", "by": "layer", "levels": [0], "a": {"control": "pretrained"},
+             "b": {"control": "random_init"}}, rows)
+    assert v.state == HOLDS and v.p == pytest.approx(p[0])

@@ -49,6 +49,14 @@ class _Finding(Config):
         return self
 
 
+class _ByLevels(Config):
+    @model_validator(mode="after")
+    def _levels_need_by(self):
+        if getattr(self, "levels", None) is not None and getattr(self, "by", None) is None:
+            raise ValueError("'levels' needs 'by'")
+        return self
+
+
 class _Tolerance(Config):
     tol: float | None = Field(None, ge=0, description="Absolute tolerance, in the metric's units (0.03 = 3 points).")
     k: float | None = Field(None, gt=0, description="Tolerance as k times the seeds' pooled standard deviation.")
@@ -60,11 +68,15 @@ class _Tolerance(Config):
         return self
 
 
-class Greater(_Finding):
+class Greater(_Finding, _ByLevels):
     kind: Literal["greater"]
     a: Selection = Field(description="Rows whose mean should be larger. " + SEL_HELP)
     b: Selection = Field(description="Rows whose mean should be smaller. " + SEL_HELP)
     margin: float = Field(0.0, description="mean(a) − mean(b) must exceed this.")
+    by: str | None = Field(None, description="Optionally a factor (column or tag, e.g. 'layer'): then a must "
+                           "exceed b at every level ('in all layers').")
+    levels: list[Any] | None = Field(None, min_length=1, description="The levels of `by` (default: every level "
+                                     "found in a's rows).")
 
 
 class Within(_Finding, _Tolerance):
@@ -89,7 +101,7 @@ class DeltaWithin(_Finding, _Tolerance):
     b2: Selection
 
 
-class Above(_Finding):
+class Above(_Finding, _ByLevels):
     kind: Literal["above", "below"]
     select: Selection = Field(default_factory=dict, description="The rows compared with `value`. " + SEL_HELP)
     value: float = Field(description="Their mean must exceed this (above; e.g. 0 for 'r > 0') or stay under "
@@ -101,12 +113,6 @@ class Above(_Finding):
     test: Literal["welch", "direct"] = Field("welch", description="welch: a one-sample t-test over the seeds; "
                                              "direct: the mean itself decides, for numbers that are already a "
                                              "statistic over languages (a correlation, a p-value).")
-
-    @model_validator(mode="after")
-    def _levels_need_by(self):
-        if self.levels is not None and self.by is None:
-            raise ValueError("'levels' needs 'by'")
-        return self
 
 
 class Untested(_Finding):

@@ -131,12 +131,12 @@ def _verdict(finding: _Finding, sides, outcome: Outcome | str, effect, d, test, 
                    tuple(checks), outcome.p, None, outcome.needed, finding.alpha)
 
 
-def _levels(finding: Above, rows: list[ResultRow]) -> list[Any]:
-    """The levels of `finding.by` among the rows the finding selects, in a stable order."""
+def _levels(finding: Above | Greater, rows: list[ResultRow]) -> list[Any]:
+    """The levels of `finding.by` among the rows the finding selects (a's for greater), in a stable order."""
     if finding.levels is not None:
         return finding.levels
     found = []
-    for row in pick(rows, merged(finding.where, finding.select)):
+    for row in pick(rows, merged(finding.where, finding.a if isinstance(finding, Greater) else finding.select)):
         level = field(row, finding.by)
         if level is not None and level not in found:
             found.append(level)
@@ -151,6 +151,8 @@ def _selections(finding: Finding, rows: list[ResultRow]) -> list[dict]:
         return [{**finding.select, finding.by: level} for level in finding.levels]
     if isinstance(finding, DeltaWithin):
         return [finding.a1, finding.a2, finding.b1, finding.b2]
+    if isinstance(finding, Greater) and finding.by is not None:
+        return [{**side, finding.by: level} for level in _levels(finding, rows) for side in (finding.a, finding.b)]
     return [finding.a, finding.b]
 
 
@@ -170,11 +172,7 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
     if isinstance(finding, Above):
         verdict = _above(finding, sides)
     elif isinstance(finding, Greater):
-        a, b = sides
-        diff = a.mean - b.mean
-        out = _exceeds(finding, a, b, diff, finding.margin)
-        verdict = _verdict(finding, sides, out, diff, cohen_d(a, b), f"a − b = {diff:+.4g} > {finding.margin:.4g}; "
-                           f"{out.how}")
+        verdict = _greater(finding, sides)
     elif isinstance(finding, Within):
         a, b = sides
         verdict = _within(finding, sides, a.mean - b.mean, (a, b), "a − b")
@@ -196,6 +194,18 @@ def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: fl
     if short:
         return Outcome(INCONCLUSIVE, short, needed=needed)
     return replace(exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha), needed=needed)
+
+
+def _greater(finding: Greater, sides: tuple[Side, ...]) -> Verdict:
+    """a above b (at every level of `by`: each pair of sides in turn)."""
+    pairs = list(zip(sides[::2], sides[1::2]))
+    parts = [_exceeds(finding, a, b, a.mean - b.mean, finding.margin) for a, b in pairs]
+    a, b = min(pairs, key=lambda ab: ab[0].mean - ab[1].mean)
+    diff = a.mean - b.mean
+    where = f" (smallest: {a.label})" if len(pairs) > 1 else ""
+    hows = "; ".join(f"{a.label}: {o.how}" for (a, _), o in zip(pairs, parts)) if len(pairs) > 1 else parts[0].how
+    return _verdict(finding, sides, combine_outcomes(parts, hows), diff, cohen_d(a, b),
+                    f"a − b = {diff:+.4g} > {finding.margin:.4g}{where}; {hows}")
 
 
 def _signed(side: Side, sign: int) -> Side:

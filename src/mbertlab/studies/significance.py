@@ -113,9 +113,9 @@ def combine_outcomes(parts: list[Outcome], how: str) -> Outcome:
     part p_hold is below α (an intersection–union test), fails when any part fails (the smallest p_fail)."""
     holds = [o.p_hold for o in parts]
     fails = [o.p_fail for o in parts if o.p_fail is not None]
-    needed = [o.needed for o in parts if o.state == INCONCLUSIVE]
+    needed = [o.needed for o in parts if o.state != HOLDS] or [o.needed for o in parts]  # the undecided parts
     return Outcome(combine([o.state for o in parts]), how, None if None in holds else max(holds),
-                   min(fails) if fails else None, max(needed) if needed and None not in needed else None)
+                   min(fails) if fails else None, None if None in needed else max(needed))
 
 
 def holm(pvalues: list[float]) -> list[float]:
