@@ -45,7 +45,7 @@ ROWS = (grid("base", [0.80, 0.82, 0.84], [0.60, 0.61, 0.65]) + grid("deep", [0.8
         + grid("base", [0.50, 0.52, 0.51], [0.40, 0.41, 0.42], "random_init")
         + grid("deep", [0.50, 0.83, 0.51], [0.40, 0.41, 0.42], "random_init")
         + [row(0.34, c, lang, 0, "majority") for c in ("base", "deep") for lang in ("src", "tgt")])
-LEARNED = {"kind": "learned", "on": {"test_lang": "src"}, "against": [{"control": "random_init"},
+LEARNED = {"kind": "learned", "select": {"test_lang": "src"}, "against": [{"control": "random_init"},
                                                                       {"control": "majority", "seed": None}]}
 
 

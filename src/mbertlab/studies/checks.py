@@ -2,7 +2,7 @@
 
 A finding lists `checks:`; each is tested on every side of the finding (the rows it compares) and a failing
 one makes the verdict *uninformative*, with the check's numbers. Kinds:
-- learned: the model's source (or in-language) score, picked by overriding the side's filters with `on`,
+- learned: the model's source (or in-language) score, picked by overriding the side's filters with `select`,
   above each control in `against` (random-init, majority) by `margin`, at every seed (a seed's own control
   where it has one, else the control's mean): a model that did not learn its task transfers nothing.
 - left_plateau: every language's final dev MLM loss of the pretraining behind the rows at least `nats` below
@@ -36,7 +36,7 @@ class _Check(Config):
 
 class Learned(_Check):
     kind: Literal["learned"]
-    on: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick the "
+    select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick the "
                           "model's own source or in-language score, e.g. {test_lang: src}. " + SEL_HELP)
     against: list[Selection] = Field(min_length=1, description="Overrides that pick each control, e.g. "
                                      "[{control: random_init}, {control: majority}]; null drops a filter.")
@@ -102,19 +102,19 @@ def _by_seed(rows: list[ResultRow]) -> dict:
 def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
     worst = None  # (model − control − margin, words)
     for side in sides:
-        model = pick(rows, merged(side, check.on))
+        model = pick(rows, merged(side, check.select))
         if not model:
-            return CheckResult(name, None, f"no rows for {label(merged(side, check.on))}")
+            return CheckResult(name, None, f"no rows for {label(merged(side, check.select))}")
         for against in check.against:
-            control = pick(rows, merged(side, check.on, against))
+            control = pick(rows, merged(side, check.select, against))
             if not control:
-                return CheckResult(name, None, f"no rows for the control {label(merged(side, check.on, against))}")
+                return CheckResult(name, None, f"no rows for the control {label(merged(side, check.select, against))}")
             by_seed, mean = _by_seed(control), sum(r.value for r in control) / len(control)
             for r in model:
                 c = by_seed.get(r.seed, mean)
                 gap = r.value - c - check.margin
                 if worst is None or gap < worst[0]:
-                    worst = (gap, f"{label(merged(side, check.on))}, seed {r.seed}: {r.value:.4g} vs "
+                    worst = (gap, f"{label(merged(side, check.select))}, seed {r.seed}: {r.value:.4g} vs "
                                   f"{label(against)} {c:.4g} ({r.value - c:+.4g}, needs > {check.margin:.4g})")
     return CheckResult(name, worst[0] > 0, ("lowest: " if worst[0] > 0 else "") + worst[1])
 
