@@ -20,6 +20,7 @@ from mbertlab.studies.published import load_published
 from mbertlab.studies.report import write_report
 from mbertlab.studies.runner import run_study, study_jobs, study_status
 from mbertlab.studies.spec import load_spec
+from tests.studies.checked import plateau_gaps
 
 LANGS = ("src", "s75", "s25", "fake")
 TASKS = ("xnli", "mldoc", "ner", "upos", "parse")
@@ -218,6 +219,13 @@ def _expected(finding: dict, rows) -> str:
         up = [stats.ttest_1samp(v, finding["value"], alternative="greater").pvalue < 0.05 for v in sides]
         down = [stats.ttest_1samp(v, finding["value"], alternative="less").pvalue < 0.05 for v in sides]
         return "holds" if all(up) else "does not hold" if any(down) else "inconclusive"
+    if finding["kind"] == "greater" and "by" in finding:  # a above b at every level
+        by = finding["by"]
+        levels = sorted({r.extra[by] for r in _pick(rows, {**where, **finding["a"]}) if by in r.extra})
+        flat = {k: v for k, v in finding.items() if k != "by"}
+        parts = [_expected({**flat, "where": {**where, by: level}}, rows) for level in levels]
+        return "not run" if not parts or "not run" in parts else "holds" if set(parts) == {"holds"} else \
+            "does not hold" if "does not hold" in parts else "inconclusive"
     a, b = _pick(rows, {**where, **finding["a"]}), _pick(rows, {**where, **finding["b"]})
     if not a or not b:
         return "not run"
@@ -264,16 +272,21 @@ def test_scorecard_verdicts_follow_from_the_rows(run):
     text = write_report(spec, ctx)[0].read_text()
     card, rows = _card(text), study_rows(spec, ctx)
     assert set(card) == {f["id"] for f in findings}
+    # 10 pretraining steps leave no encoder off the MLM plateau (by scipy): every claim with rows is uninformative
+    assert max(plateau_gaps(ctx.store.workdir).values()) < 0.5
     for f in findings:  # one seed: a difference is never decided; absent rows are 'not run'
-        assert card[f["id"]][2] == _expected(f, rows), f["id"]
+        expected = _expected(f, rows)
+        assert card[f["id"]][2] == ("uninformative" if expected != "not run" and f.get("checks") else expected), f["id"]
     assert {card[i][2] for i in ("competitive-with-best-published", "finetune-beats-feature-xnli",
                                  "freeze-helps-pos", "overlap-mldoc")} == {"not run"}
-    assert card["gold-upos-helps-las"][2] == "inconclusive" and "needs ≥ 3 seeds" in card["gold-upos-helps-las"][3]
+    assert card["gold-upos-helps-las"][2] == "uninformative" and "left_plateau failed" in card["gold-upos-helps-las"][4]
     counts = Counter(card[f["id"]][2] for f in findings)
     assert (f"{counts['holds']} holds, {counts['does not hold']} does not hold, {counts['inconclusive']} inconclusive, "
-            f"{counts['not run']} not run (of the paper's claims)") in text
+            f"{counts['uninformative']} uninformative, {counts['not run']} not run (of the paper's claims)") in text
+    # the predicates themselves (checks left out, no Holm correction) over the rows as if three seeds had run
     three = _three_seeds(rows)
-    verdicts = {v.id: v.state for v in evaluate_findings(parse_findings(findings, "wd2019"), three)}
+    unchecked = [{k: v for k, v in f.items() if k != "checks"} for f in findings]
+    verdicts = {v.id: v.state for v in evaluate_findings(parse_findings(unchecked, "wd2019"), three, correct=False)}
     expected = {f["id"]: _expected(f, three) for f in findings}
     assert verdicts == expected
     assert {"holds", "does not hold", "not run"} <= set(expected.values())  # both directions are exercised

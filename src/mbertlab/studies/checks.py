@@ -146,22 +146,30 @@ def _inputs(directory: Path, workdir: Path | None) -> list[Path]:
     return [artifact_dir(i["path"], workdir) for i in json.loads(found.read_text(encoding="utf-8"))]
 
 
+def _behind(top: Path, stages: tuple[str, ...], workdir: Path | None) -> list[Path]:
+    """The artifacts of `stages` that `top` is or reads, however deep (a correlation reads transfers that read
+    a pretraining), not looking past one that is found."""
+    found, todo, seen = [], [top], set()
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        if d.parent.name in stages:
+            found.append(d)
+        else:
+            todo += _inputs(d, workdir)
+    return found
+
+
 def _per_artifact(name: str, sides: list[Selection], rows: list[ResultRow], workdir: Path | None, measure,
                   stage: str) -> CheckResult:
     """`measure(directory) -> (gap, words)` (a gap > 0 passes) over every `stage` artifact behind the rows."""
+    stages = (stage, *ENCODERS_TRAINED_ELSEWHERE) if stage == "pretrain" else (stage,)
     found: dict[Path, None] = {}
     for side in sides:
-        for r in pick(rows, side):
-            top = artifact_dir(r.artifact, workdir) if r.artifact else None
-            if top is None:
-                continue
-            if stage == "transfer":
-                found[top] = None
-            for d in _inputs(top, workdir):
-                if d.parent.name == stage:
-                    found[d] = None
-                elif d.parent.name in ENCODERS_TRAINED_ELSEWHERE and stage == "pretrain":
-                    found.setdefault(d, None)
+        for top in {artifact_dir(r.artifact, workdir) for r in pick(rows, side) if r.artifact}:
+            found.update(dict.fromkeys(_behind(top, stages, workdir)))
     if not found:
         return CheckResult(name, None, f"no {stage} artifact behind the rows of {label(sides[0])}")
     results = [measure(d) for d in found]
