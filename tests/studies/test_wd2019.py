@@ -221,7 +221,7 @@ def _expected(finding: dict, rows) -> str:
         return "holds" if all(up) else "does not hold" if any(down) else "inconclusive"
     if finding["kind"] == "greater" and "by" in finding:  # a above b at every level
         by = finding["by"]
-        levels = sorted({r.extra[by] for r in _pick(rows, {**where, **finding["a"]}) if by in r.extra})
+        levels = sorted({r.extra[by] for r in rows if by in r.extra and _pick([r], {**where, **finding["a"]})})
         flat = {k: v for k, v in finding.items() if k != "by"}
         parts = [_expected({**flat, "where": {**where, by: level}}, rows) for level in levels]
         return "not run" if not parts or "not run" in parts else "holds" if set(parts) == {"holds"} else \
