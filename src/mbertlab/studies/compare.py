@@ -48,7 +48,8 @@ def load_side(ref: str, ctx: RunContext) -> Side:
         spec = load_spec(name, scale)
         tables = get_design(spec.design).report(spec, ctx.store, ctx.results).tables
         findings = parse_findings(spec_section(spec, "findings"), spec.source)
-        return Side(ref, tables, evaluate_findings(findings, study_rows(spec, ctx)) if findings else [])
+        verdicts = evaluate_findings(findings, study_rows(spec, ctx), ctx.store.workdir) if findings else []
+        return Side(ref, tables, verdicts)
     rows = ctx.results.query(study=ref)
     if not rows:
         known = sorted({r.study for r in ctx.results.query()})
