@@ -233,7 +233,8 @@ def _expected(finding, rows) -> str:
                                             alternative="greater").pvalue < finding.alpha else "inconclusive"
     if finding.kind in ("increasing", "decreasing"):
         levels = [values({**finding.select, finding.by: level}) for level in finding.levels]
-        steps = [welch(b, a) if finding.kind == "increasing" else welch(a, b) for a, b in zip(levels, levels[1:])]
+        steps = [welch(b, a, finding.margin) if finding.kind == "increasing" else welch(a, b, finding.margin)
+                 for a, b in zip(levels, levels[1:])]
         return "holds" if set(steps) == {"holds"} else "does not hold" if "does not hold" in steps else "inconclusive"
     # delta_within: the Δs of two encoders over the same seeds; TOST on the per-seed differences of Δ
     sel = [finding.a1, finding.a2, finding.b1, finding.b2]
