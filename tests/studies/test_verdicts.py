@@ -256,3 +256,18 @@ def test_greater_at_every_level_of_a_factor():
     v = one({"kind": "greater", "by": "layer", "levels": [0], "a": {"control": "pretrained"},
              "b": {"control": "random_init"}}, rows)
     assert v.state == HOLDS and v.p == pytest.approx(p[0])
+
+
+def test_learned_compares_each_language_with_its_own_control():
+    """A probe per language against the majority label of that language (one run, seed 0): lo's 0.55 beats
+    the pooled majority (0.45) but not its own (0.60)."""
+    def probe(value, lang, seed, variant):
+        return ResultRow("accuracy", value, train_lang=lang, test_lang=lang, seed=seed,
+                         extra={"variant": variant, "transfer": "in-language"})
+
+    rows = [probe(v, lang, s, "distilled") for s, (hi, lo) in enumerate([(0.9, 0.55), (0.92, 0.56), (0.91, 0.57)])
+            for lang, v in (("hi", hi), ("lo", lo))]
+    rows += [probe(0.30, "hi", 0, "majority"), probe(0.60, "lo", 0, "majority")]
+    check = {"kind": "learned", "select": {"transfer": "in-language"}, "against": [{"variant": "majority"}]}
+    v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, rows)
+    assert v.state == UNINFORMATIVE and "seed 0: 0.55 vs variant=majority 0.6" in v.test

@@ -3,8 +3,9 @@
 A finding lists `checks:`; each is tested on every side of the finding (the rows it compares) and a failing
 one makes the verdict *uninformative*, with the check's numbers. Kinds:
 - learned: the model's source (or in-language) score, picked by overriding the side's filters with `select`,
-  above each control in `against` (random-init, majority) by `margin`, at every seed (a seed's own control
-  where it has one, else the control's mean): a model that did not learn its task transfers nothing.
+  above each control in `against` (random-init, majority) by `margin`, at every seed and language (the
+  control of the same languages and seed where it has one): a model that did not learn its task transfers
+  nothing.
 - left_plateau: every language's final dev MLM loss of the pretraining behind the rows at least `nats` below
   the unigram entropy of its training tokens (a model at the plateau predicts word frequencies only).
 - control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
@@ -92,11 +93,14 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
     return out
 
 
-def _by_seed(rows: list[ResultRow]) -> dict:
-    seeds: dict = {}
-    for r in rows:
-        seeds.setdefault(r.seed, []).append(r.value)
-    return {s: sum(v) / len(v) for s, v in seeds.items()}
+def _control_value(control: list[ResultRow], row: ResultRow) -> float:
+    """The control's score for a model's row: of the same train and test language and seed where the control
+    has it, else of the same languages (a majority label is one run), else its mean."""
+    for key in ((row.train_lang, row.test_lang, row.seed), (row.train_lang, row.test_lang)):
+        found = [c.value for c in control if (c.train_lang, c.test_lang, c.seed)[:len(key)] == key]
+        if found:
+            return sum(found) / len(found)
+    return sum(c.value for c in control) / len(control)
 
 
 def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
@@ -109,9 +113,8 @@ def _learned(name: str, check: Learned, sides: list[Selection], rows: list[Resul
             control = pick(rows, merged(side, check.select, against))
             if not control:
                 return CheckResult(name, None, f"no rows for the control {label(merged(side, check.select, against))}")
-            by_seed, mean = _by_seed(control), sum(r.value for r in control) / len(control)
             for r in model:
-                c = by_seed.get(r.seed, mean)
+                c = _control_value(control, r)
                 gap = r.value - c - check.margin
                 if worst is None or gap < worst[0]:
                     worst = (gap, f"{label(merged(side, check.select))}, seed {r.seed}: {r.value:.4g} vs "
