@@ -269,7 +269,7 @@ def test_scorecard_verdicts_follow_from_the_rows(k2020):
     own = {r[0]: r for r in _table(md, "Our own observations (not the paper's claims; not counted)")[2:]}
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
     assert set(card) == {f.id for f in findings if not f.own} and set(own) == {"unigram-random-init"}
-    assert len(card) == 26
+    assert len(card) == 28
     # each claim quotes the paper's sentence, with its section
     quote = next(f.quote for f in findings if f.id == "depth-integral")
     assert card["depth-integral"][1].startswith(f"“{quote}” (Abstract")
