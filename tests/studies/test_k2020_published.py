@@ -253,14 +253,16 @@ def test_each_claim_holds_on_rows_that_follow_the_paper(scale):
     verdicts = {v.id: v.state for v in raw}
     claims = [f for f in findings if not f.own]
     assert {f.id: _expected(f, rows) for f in claims} == {f.id: verdicts[f.id] for f in claims}
-    assert {f.id for f in claims if verdicts[f.id] != "holds"} == {"depth-correlation"}
+    untested = {f.id for f in claims if f.kind == "untested"}
+    assert untested == {"depth-correlation", "fake-english-to-english", "structure-spanish-closer"}
+    assert {f.id for f in claims if verdicts[f.id] != "holds"} == untested
     # Holm over the tested claims (statsmodels): a claim whose adjusted p reaches α is inconclusive
     tested = [v for v in raw if not v.own and v.p is not None]
     adjusted = dict(zip([v.id for v in tested], multipletests([v.p for v in tested], method="holm")[1]))
     corrected = {v.id: v for v in evaluate_findings(findings, rows)}
     assert {i: corrected[i].p_adj for i in adjusted} == pytest.approx(adjusted)
     assert {f.id for f in claims if corrected[f.id].state != "holds"} == \
-        {"depth-correlation"} | {i for i, p in adjusted.items() if p >= 0.05}
+        untested | {i for i, p in adjusted.items() if p >= 0.05}
 
 
 @pytest.mark.parametrize("changed, fails", [
