@@ -268,7 +268,7 @@ def test_scorecard_verdicts_follow_from_the_rows(run):
 
     spec, ctx = run
     findings = spec_section(spec, "findings")
-    assert len(findings) == 28 and not any(f.get("own") for f in findings)
+    assert len(findings) == 31 and not any(f.get("own") for f in findings)
     text = write_report(spec, ctx)[0].read_text()
     card, rows = _card(text), study_rows(spec, ctx)
     assert set(card) == {f["id"] for f in findings}

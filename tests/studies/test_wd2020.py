@@ -391,6 +391,13 @@ def _expected(rows) -> dict[str, str]:
     out["mbert-vs-baseline-high"] = _welch(high, _pick(rows, "ner", {**baseline, "resource": "high"}))
     out["mbert-vs-baseline-low"] = out["bottom-below-no-pretraining"] = _welch(
         _pick(rows, "ner", {**baseline, "resource": "low"}), _pick(rows, "ner", {**mbert, "resource": "low"}))
+    out["ner-top-below-baseline"] = _welch(_pick(rows, "ner", {**baseline, "resource": "high"}),
+                                           _pick(rows, "ner", {**mbert, "resource": "high"}))
+    # the multivariate fit (none at test scale: one factor): WikiSize's slope below 0, training size's above
+    multi = {r.metric: r.value for r in rows if r.task == "ner" and r.mode == "multivariate"}
+    for name, metric, passes in (("multivariate-wikisize-sign", "coef:wikisize", lambda v: v < 0),
+                                 ("multivariate-size-positive", "coef:log2:train_sentences", lambda v: v > 0)):
+        out[name] = "not run" if metric not in multi else "holds" if passes(multi[metric]) else "does not hold"
     fits = {r.metric: r.value for r in rows if r.task == "ner" and r.mode == "univariate"}
     for name, metric, passes in (("factors-significant", "p_value", lambda v: v < 0.05),
                                  ("factors-positive", "coef", lambda v: v > 0)):
