@@ -65,11 +65,13 @@ def test_learned_passes_fails_and_needs_its_rows():
     # deep's seed 1 is at 0.86 against its random-init control's 0.83: fails with a 5-point margin
     v = one({**GREATER, "checks": [{**LEARNED, "margin": 0.05}]})
     assert v.state == UNINFORMATIVE and v.checks[0].passed is False
-    assert "seed 1: 0.86 vs control=random_init 0.83" in v.test and v.p is None
+    assert "seed 1: 0.86 vs control=random_init 0.83" in str(v.checks[0]) and v.p is None
+    assert v.test == "not judged: learned failed (see checks)"
     assert one({**GREATER, "checks": [{**LEARNED, "margin": 0.02}]}).checks[0].passed  # +0.03 > 0.02
     # no such control: the check cannot be evaluated, so the verdict means nothing either
     v = one({**GREATER, "checks": [{**LEARNED, "against": [{"control": "nothing"}]}]})
-    assert v.state == UNINFORMATIVE and v.checks[0].passed is None and "no rows for the control" in v.test
+    assert v.state == UNINFORMATIVE and v.checks[0].passed is None and "no rows for the control" in v.checks[0].text
+    assert v.test == "not judged: learned not evaluated (see checks)"
     # missing claim rows win: not run
     assert one({**GREATER, "a": {"condition": "none"}, "checks": [LEARNED]}).state == NOT_RUN
 
@@ -79,7 +81,7 @@ def test_control_is_present_and_separated():
     v = one({**GREATER, "checks": [check]})  # target 0.62 / 0.757 vs random 0.41: base's gap 0.21 > 0.2
     assert v.checks[0].passed and "control=base" not in v.checks[0].text
     v = one({**GREATER, "checks": [{**check, "margin": 0.25}]})
-    assert v.state == UNINFORMATIVE and "0.62 vs control=random_init 0.41" in v.test
+    assert v.state == UNINFORMATIVE and "0.62 vs control=random_init 0.41" in v.checks[0].text
     assert one({**GREATER, "checks": [{**check, "against": {"control": "nothing"}}]}).checks[0].passed is None
 
 
@@ -113,7 +115,7 @@ def test_left_plateau_reads_the_final_dev_loss_and_the_unigram_entropy(tmp_path)
     v = one(plateau, rows, tmp_path)  # the rows' paths resolve under the workdir
     gap = min(entropy["src"] - 0.5, entropy["tgt"] - 1.0)  # tgt: 0.867 - 1.0 < 0
     assert v.state == UNINFORMATIVE and v.checks[0].passed is False
-    assert f"tgt: dev loss 1.000 vs unigram entropy {entropy['tgt']:.3f} nats ({gap:.3f} below" in v.test
+    assert f"tgt: dev loss 1.000 vs unigram entropy {entropy['tgt']:.3f} nats ({gap:.3f} below" in v.checks[0].text
     shutil_tmp = tmp_path / "b"
     transfer, entropy = _pretrained(shutil_tmp, {"src": 0.5, "tgt": 0.5})
     rows = [row(0.7, "base", "tgt", s, artifact=str(transfer)) for s in range(3)]
@@ -270,4 +272,4 @@ def test_learned_compares_each_language_with_its_own_control():
     rows += [probe(0.30, "hi", 0, "majority"), probe(0.60, "lo", 0, "majority")]
     check = {"kind": "learned", "select": {"transfer": "in-language"}, "against": [{"variant": "majority"}]}
     v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, rows)
-    assert v.state == UNINFORMATIVE and "seed 0: 0.55 vs variant=majority 0.6" in v.test
+    assert v.state == UNINFORMATIVE and "seed 0: 0.55 vs variant=majority 0.6" in v.checks[0].text

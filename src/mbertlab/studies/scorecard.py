@@ -168,7 +168,8 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
     checks = evaluate_checks(finding.checks, [merged(finding.where, s) for s in sels], rows, workdir)
     failing = [c for c in checks if not c.passed]
     if failing:
-        return _verdict(finding, sides, UNINFORMATIVE, None, None, "; ".join(map(str, failing)), checks)
+        what = ", ".join(f"{c.name} {'failed' if c.passed is False else 'not evaluated'}" for c in failing)
+        return _verdict(finding, sides, UNINFORMATIVE, None, None, f"not judged: {what} (see checks)", checks)
     if isinstance(finding, Above):
         verdict = _above(finding, sides)
     elif isinstance(finding, Greater):
