@@ -75,10 +75,15 @@ def test_lab_scale_trains_equal_epochs_and_probes_every_pair():
     assert steps["HL balanced"] == steps["distilled"] == math.ceil(s.epochs * 7 * min(SHARES) * s.unit / batch)
     assert min(steps.values()) > s.pretrain["warmup"]  # the smallest teacher still reaches its full learning rate
     probes = Counter((j.tag("set"), j.tag("variant"), j.config.task, j.tag("seed")) for j in jobs
-                     if j.kind == "transfer")
+                     if j.kind == "transfer" and j.config.mode == "probe")
     assert set(probes.values()) == {7} and len(probes) == 2 * 3 * 2 * len(s.seeds)
-    for job in (j for j in jobs if j.kind == "transfer"):
+    for job in (j for j in jobs if j.kind == "transfer" and j.config.mode == "probe"):
         assert [f.lang for f in job.config.evaluate] == LANGS[job.tag("set")]
+    # each task's majority label per language, trained and tested on that language (the probes' floor; one job
+    # for a language both sets have)
+    majority = [j for j in jobs if j.kind == "transfer" and j.config.mode == "majority"]
+    assert sorted((j.config.task, j.config.train[0].lang, tuple(f.lang for f in j.config.evaluate))
+                  for j in majority) == sorted((t, l, (l,)) for t in s.tasks for l in set().union(*LANGS.values()))
     with pytest.raises(ConfigError, match="in_language 'low' would be ignored"):
         load_spec("lms2023", "lab", overrides=["in_language=low"])
 
@@ -90,7 +95,7 @@ def test_paper_scale_runs_five_probes_per_model_each_from_its_own_initialisation
     assert paper.settings.probe_runs == 5
     # Appendix E's early stopping on a balanced dev set: every model of the paper scale has a patience
     assert {j.config.patience for j in study_jobs(paper) if j.kind in ("pretrain", "student")} == {3}
-    jobs = [j for j in study_jobs(paper) if j.kind == "transfer"]
+    jobs = [j for j in study_jobs(paper) if j.kind == "transfer" and j.config.mode == "probe"]
     runs = Counter((j.tag("set"), j.tag("variant"), j.tag("seed"), j.config.task, j.config.train[0].lang)
                    for j in jobs)
     assert set(runs.values()) == {5}
@@ -100,7 +105,8 @@ def test_paper_scale_runs_five_probes_per_model_each_from_its_own_initialisation
         probe = (job.tag("set"), job.tag("variant"), job.tag("seed"), job.config.task, job.config.train[0].lang)
         same.setdefault(probe, set()).add((job.inputs[0].key, str(job.config.model_dump(exclude={"seed"}))))
     assert {len(v) for v in same.values()} == {1}  # the five runs differ in the probe's seed alone
-    one = {j.key for j in study_jobs(load_spec("lms2023", "paper", ["probe_runs=1"])) if j.kind == "transfer"}
+    one = {j.key for j in study_jobs(load_spec("lms2023", "paper", ["probe_runs=1"]))
+           if j.kind == "transfer" and j.config.mode == "probe"}
     assert one == {j.key for j in jobs if j.tag("probe_run") == "0"}
 
 
@@ -146,7 +152,8 @@ def test_probe_table_averages_every_source_target_pair():
     rng = np.random.default_rng(0)
     score, probes = {}, {}
     for job in study_jobs(spec):
-        if job.kind != "transfer" or job.tag("set") != lset.name or job.config.task != "upos":
+        if job.kind != "transfer" or job.tag("set") != lset.name or job.config.task != "upos" \
+                or job.config.mode != "probe":
             continue
         seed, variant, source = int(job.tag("seed")), job.tag("variant"), job.config.train[0].lang
         rows = []
@@ -333,8 +340,12 @@ def test_report_has_the_papers_rows_and_group_columns(study):
     rows = study_rows(spec, ctx)  # job tags merged into extra
     probes = {(r.extra["set"], r.extra["variant"], r.task, r.test_lang) for r in rows
               if r.metric in ("accuracy", "f1") and r.split == "test" and r.test_lang != "avg"}
-    assert probes == {(s, v, t, l) for s, langs in LANGS.items() for v in ("HL", "HL balanced", "distilled")
-                      for t in ("upos", "ner") for l in langs}
+    assert {p for p in probes if p[1] != "majority"} == {(s, v, t, l) for s, langs in LANGS.items()
+                                                         for v in ("HL", "HL balanced", "distilled")
+                                                         for t in ("upos", "ner") for l in langs}
+    # each language's majority label (the probes' `learned` check; one job for a language both sets have)
+    assert {(t, l) for _, v, t, l in probes if v == "majority"} == {(t, l) for t in ("upos", "ner")
+                                                                    for l in set().union(*LANGS.values())}
     md, html = write_report(spec, ctx)
     text = md.read_text()
     assert text.count("| model | MRR low | MRR high | MRR all | Eq. 3 low | Eq. 3 high | Eq. 3 all |") == 2

@@ -185,7 +185,17 @@ def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
             jobs += _probe_jobs(s, lset, data, encoder, seed, stags + (("variant", variant),))
         if sweep is not None:
             jobs.append(_sweep_job(s, sweep, sweep_shards, teachers[sweep.language], scoring, seed))
-    return jobs
+    return jobs + _majority_jobs(s, lset, data, tags)
+
+
+def _majority_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, tags) -> list[Job]:
+    """Each task's most frequent training label per language of the set: the floor its probes must clear (the
+    claims' `learned` check; a probe that predicts one label everywhere sits on it)."""
+    from mbertlab.studies import stages
+
+    return [stages.transfer_job(None, data, task, l.name, [l.name], s.probe, 0, "majority",
+                                tags + (("variant", "majority"),), label=f"{task} majority {lset.name} {l.name}")
+            for task in s.tasks for l in lset.languages]
 
 
 def _first_set_of(s: Lms2023Settings, language: str) -> LanguageSet:

@@ -46,7 +46,7 @@ def lms2023_report(spec: StudySpec, store: ArtifactStore, results: ResultsDB) ->
         for task in s.tasks:
             probes = {job: rs for job, rs in rows.by_job.items()
                       if job.kind == "transfer" and job.tag("set") == lset.name
-                      and job.config.task == task}
+                      and job.config.task == task and job.config.mode == "probe"}
             tables.append(_probe_table(lset, groups, task, probes, VARIANTS, s.probe_from == "all"))
     if s.appendix_c is not None:
         sweep = rows.select("balance", appendix="C")
