@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import bz2
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mbertlab.errors import DataError
 from mbertlab.formats.wikidump import read_wikidump
-from tests.formats.test_wikidump import DUMP, EXPECTED
+from tests.formats.test_wikidump import BROKEN_DUMPS, BROKEN_PAGES, DUMP, EXPECTED, dump
 
 RAW = DUMP.encode("utf-8")
 END = RAW.rindex(b"</mediawiki>")
@@ -45,7 +45,16 @@ def mutated(draw) -> bytes:
     return bytes(data)
 
 
+def crash_examples(test):
+    """The dumps that crashed the reader (issue #31: gensim's AttributeError), kept as fixed examples."""
+    for data in [dump(page) for page, _ in BROKEN_PAGES.values()] + [data for data, _ in BROKEN_DUMPS.values()]:
+        for compressed in (False, True):
+            test = example(case=("mutated", data), compressed=compressed)(test)
+    return test
+
+
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@crash_examples
 @given(case=st.one_of(st.tuples(st.just("cut"), st.integers(0, END - 1)), st.tuples(st.just("mutated"), mutated())),
        compressed=st.booleans())
 def test_wikidump_reader_reads_or_rejects_only(tmp_path, case, compressed):
