@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
@@ -44,7 +45,7 @@ def numbered_lines(path: str | Path, *, crlf: bool = True) -> Iterator[tuple[int
     longer than MAX_LINE_BYTES is refused once that many bytes are read, so memory stays bounded."""
     path = existing_file(path)
     with path.open("rb") as f:
-        for number, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
+        for number, raw in enumerate(iter(partial(f.readline, MAX_LINE_BYTES + 1), b""), 1):
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # at most the limit + 1 byte is held
                 raise DataError(path, number, f"found a line longer than {MAX_LINE_BYTES:,} bytes; expected at "
                                               "most that per line (a file without line ends?)")
