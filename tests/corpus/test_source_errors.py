@@ -75,7 +75,7 @@ def test_pages_without_text_are_skipped_with_one_warning_line(tmp_path, monkeypa
     no_revision = "<page><title>Cat</title><ns>0</ns><id>1</id></page>"
     code, out, err = build(tmp_path, monkeypatch, capsys, *_wikidump(dump(no_revision), True))
     assert code == 0, err
-    assert err == f"warning: {tmp_path / 'in' / 'dump.xml.bz2'}: skipped 1 pages without text (no <revision>, " \
+    assert err == f"warning: {tmp_path / 'in' / 'dump.xml.bz2'}: skipped 1 page without text (no <revision>, " \
                   "or an empty or deleted <text>): page #2 ('Cat')\n"
     corpus = tmp_path / "work" / "corpus" / out.strip().rsplit("/", 1)[-1] / "xx"
     assert (corpus / "train.txt").read_text() + (corpus / "dev.txt").read_text() == "Dogs bark at night.\n"

@@ -78,7 +78,7 @@ BROKEN_DUMPS = {
                           "</mediawiki>").encode(), "found no sentence in 2 pages: 0 redirects or in other "
                                                     "namespaces, 2 without text"),
     "only redirects": ((HEAD + "<page><title>A</title><ns>0</ns><id>1</id><revision><text>#REDIRECT [[B]]</text>"
-                        "</revision></page></mediawiki>").encode(), "found no sentence in 1 pages: 1 redirects"),
+                        "</revision></page></mediawiki>").encode(), "found no sentence in 1 page: 1 redirects"),
     "cut short": (dump()[:len(HEAD) + 60], "found malformed XML"),
     "empty file": (b"", "found malformed XML (no element found"),
     "no namespace": (b"<mediawiki><page><title>A</title></page></mediawiki>",

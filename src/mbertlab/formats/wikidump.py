@@ -49,7 +49,7 @@ class _Tally:
             self.named.append(name)
 
     def summary(self) -> str:
-        return f"{self.pages} pages: {self.left_out} redirects or in other namespaces, {self.skipped} without text"
+        return f"{_pages(self.pages)}: {self.left_out} redirects or in other namespaces, {self.skipped} without text"
 
 
 def read_wikidump(path: str | Path, namespaces: tuple[str, ...] = ("0",)) -> Iterator[str]:
@@ -69,8 +69,8 @@ def read_wikidump(path: str | Path, namespaces: tuple[str, ...] = ("0",)) -> Ite
                                     f"namespace {' or '.join(namespaces)}")
     if tally.skipped:
         names = ", ".join(tally.named) + (", ..." if tally.skipped > len(tally.named) else "")
-        log.warning("%s: skipped %d pages without text (no <revision>, or an empty or deleted <text>): %s",
-                    path, tally.skipped, names)
+        log.warning("%s: skipped %s without text (no <revision>, or an empty or deleted <text>): %s",
+                    path, _pages(tally.skipped), names)
 
 
 def _page_texts(path: Path, namespaces: tuple[str, ...], tally: _Tally) -> Iterator[str]:
@@ -139,6 +139,10 @@ def _article_text(path: Path, page, tags: dict[str, str], namespaces: tuple[str,
         tally.skip(name)
         return None
     return text
+
+
+def _pages(count: int) -> str:
+    return f"{count} page" if count == 1 else f"{count} pages"
 
 
 def split_sentences(plain: str) -> Iterator[str]:
