@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from pathlib import Path
 from typing import Optional
@@ -24,6 +25,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 err_console = plain_console(stderr=True)
+
+
+class _WarningLines(logging.Handler):
+    """The library's warnings (e.g. pages skipped in a Wikipedia dump) as one `warning:` line each on stderr;
+    without it they would go only to the log.txt of the artifact being built."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err_console.print(Text.assemble(("warning:", "bold yellow"), " ", record.getMessage()), highlight=False,
+                          soft_wrap=True)
+
+
+logging.getLogger("mbertlab").addHandler(_WarningLines(logging.WARNING))
 
 
 def _version(value: bool) -> None:

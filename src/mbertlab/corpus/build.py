@@ -1,6 +1,7 @@
-"""The corpus stage: per language, sentences from text / CoNLL-U / Wikipedia sources, NFC, optional
-de-duplication and fake script, budgets in sentences or characters (fixed, α-smoothed or balanced), split
-into train/dev by a seeded hash of each line, with statistics per split.
+"""The corpus stage: per language, sentences from text / CoNLL-U / Wikipedia sources (XML dumps, or
+pre-extracted JSON lines or Parquet), NFC, optional de-duplication and fake script, budgets in sentences or
+characters (fixed, α-smoothed or balanced), split into train/dev by a seeded hash of each line, with
+statistics per split.
 
 Streaming: de-duplication keeps an 8-byte hash per distinct sentence in an open-addressing table
 (16–32 bytes per sentence, `corpus.dedup`), nothing else grows with the input."""
@@ -18,12 +19,26 @@ from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
 from mbertlab.corpus.stats import add_sizes, count_line, empty_stats
+from mbertlab.formats.conllu import read_conllu
+from mbertlab.formats.extracted import read_jsonl, read_parquet
+from mbertlab.formats.text import read_lines
+from mbertlab.formats.wikidump import read_wikidump
 from mbertlab.store.layout import text_file
+
+SOURCE_READERS = {  # the one list of source formats: `format` takes its keys
+    "text": read_lines,
+    "conllu": lambda path: (s.text for s in read_conllu(path, any_labels=True)),  # the text only: labels unread
+    "wikidump": read_wikidump,
+    "jsonl": read_jsonl,
+    "parquet": read_parquet,
+}
 
 
 class CorpusSource(Config):
     path: str
-    format: Literal["text", "conllu", "wikidump"] = "text"
+    format: Literal[tuple(SOURCE_READERS)] = Field("text", description=(
+        "text: one sentence per line; conllu: the sentences' text; wikidump: a MediaWiki XML dump (.xml or "
+        ".xml.bz2); jsonl, parquet: pre-extracted articles with a `text` field (the wikimedia/wikipedia layout)."))
 
 
 class CorpusLanguage(Config):
@@ -56,15 +71,7 @@ class CorpusConfig(Config):
 
 
 def source_sentences(source: CorpusSource) -> Iterator[str]:
-    from mbertlab.formats.conllu import read_conllu
-    from mbertlab.formats.text import read_lines
-    from mbertlab.formats.wikidump import read_wikidump
-
-    if source.format == "conllu":
-        return (s.text for s in read_conllu(source.path, any_labels=True))  # the text only: labels unread
-    if source.format == "wikidump":
-        return read_wikidump(source.path)
-    return read_lines(source.path)
+    return SOURCE_READERS[source.format](source.path)
 
 
 def _bucket(line: str, seed: int) -> float:
