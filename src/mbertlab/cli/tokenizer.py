@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
+from typing import TYPE_CHECKING, List
 
 import typer
 
 from mbertlab.cli.common import state
+
+if TYPE_CHECKING:
+    from mbertlab.store.artifacts import Artifact
 
 tokenizer_app = typer.Typer(help="Train tokenizers and encode corpora into token shards.", no_args_is_help=True)
 
@@ -15,8 +18,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(tokenizer_app, name="tokenizer")
 
 
-def _corpus_files(corpus: Path, languages: list[str], split: str) -> dict[str, Path]:
-    return {l: corpus / l / f"{split}.txt" for l in languages}
+def _corpus_files(corpus: Artifact, languages: list[str], split: str) -> dict[str, Path]:
+    """The text of `languages` in the corpus, or of every language it has when none is listed."""
+    from mbertlab.store.layout import text_path
+
+    found = [p.parent.name for p in sorted(corpus.path.glob(f"*/{split}.txt"))]
+    return {l: text_path(corpus, l, split) for l in languages or found}
 
 
 @tokenizer_app.command("train")
@@ -29,12 +36,13 @@ def train(
     """Learn a vocabulary; the artifact is a Hugging Face tokenizer directory."""
     from mbertlab.config import load_config
     from mbertlab.store.artifacts import ArtifactStore
-    from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
+    from mbertlab.tokenizers.train import TokenizerConfig, check_languages, train_tokenizer_into
 
     store = ArtifactStore(state(ctx).workdir)
     source = store.open(corpus, "corpus")
     cfg = load_config(TokenizerConfig, config, set_)
-    files = _corpus_files(source.path, cfg.languages, "train")
+    files = _corpus_files(source, cfg.languages, "train")
+    check_languages(cfg, files)
     artifact = store.build("tokenizer", cfg, lambda out: train_tokenizer_into(cfg, files, out), [source])
     typer.echo(str(artifact.path))
 
