@@ -175,7 +175,7 @@ def format_validation_error(err: ValidationError, source: str) -> str:
     """One line per problem: `source: key 'a.b': message`."""
     lines = []
     for problem in err.errors():
-        key = ".".join(str(p) for p in problem["loc"]) or "<root>"
+        key = ".".join(str(p) for p in problem["loc"] if p != "[key]") or "<root>"  # a mapping's key: its own name
         msg = problem["msg"]
         if problem["type"] == "extra_forbidden":
             msg = "unknown key"
