@@ -156,6 +156,17 @@ def test_tokenizer_language_the_corpus_lacks(tmp_path, text, capsys):
     # no languages listed: every language of the corpus (it crashed on an empty list before)
     tok.write_text(yaml.safe_dump({"kind": "word", "vocab_size": 50}), encoding="utf-8")
     assert run(["--workdir", str(workdir), "tokenizer", "train", str(tok), "--corpus", corpus]) == 0
+    tokenizer = capsys.readouterr().out.strip().splitlines()[-1]
+    encode = ["tokenizer", "encode", "--tokenizer", tokenizer, "--corpus", corpus, "--lang"]
+    line = refused([*encode, "de"], workdir, capsys)
+    assert line == "error: tokenizer encode: --lang de: not in the corpus (it has en)"
+    line = refused([*encode, "../x"], workdir, capsys)
+    assert "key 'languages.0'" in line and "not a safe name" in line
+    langid = ["langid", "--encoder", tokenizer, "--text", f"en={text}", "--text"]
+    line = refused([*langid, f"../x={text}"], workdir, capsys)
+    assert "langid: key 'files.1.lang'" in line and "not a safe name" in line
+    line = refused([*langid, f"de={text}", "--seed", "-1"], workdir, capsys)
+    assert "langid: key 'seed'" in line
 
 
 def test_workdir_that_is_a_file(tmp_path, text, capsys):

@@ -18,12 +18,15 @@ def register(app: typer.Typer) -> None:
     app.add_typer(tokenizer_app, name="tokenizer")
 
 
+def _corpus_languages(corpus: Artifact, split: str) -> list[str]:
+    return [p.parent.name for p in sorted(corpus.path.glob(f"*/{split}.txt"))]
+
+
 def _corpus_files(corpus: Artifact, languages: list[str], split: str) -> dict[str, Path]:
     """The text of `languages` in the corpus, or of every language it has when none is listed."""
     from mbertlab.store.layout import text_path
 
-    found = [p.parent.name for p in sorted(corpus.path.glob(f"*/{split}.txt"))]
-    return {l: text_path(corpus, l, split) for l in languages or found}
+    return {l: text_path(corpus, l, split) for l in languages or _corpus_languages(corpus, split)}
 
 
 @tokenizer_app.command("train")
@@ -57,12 +60,18 @@ def encode(
                                         "disjoint range (vocabulary-ID fake copy; repeatable)."),
 ) -> None:
     """Encode a corpus into memory-mapped token shards for pretraining."""
+    from mbertlab.config import parse_config
+    from mbertlab.errors import ConfigError
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.tokenizers.shards import ShardsConfig, write_shards_into
 
     store = ArtifactStore(state(ctx).workdir)
     tok, source = store.open(tokenizer, "tokenizer"), store.open(corpus, "corpus")
-    cfg = ShardsConfig(languages=list(languages), shift_ids=list(shift_ids))
+    cfg = parse_config(ShardsConfig, {"languages": list(languages), "shift_ids": list(shift_ids)}, "tokenizer encode")
     texts = {l: {s: source.path / l / f"{s}.txt" for s in cfg.splits} for l in cfg.languages}
+    missing = [l for l, files in texts.items() if not all(path.is_file() for path in files.values())]
+    if missing:
+        raise ConfigError(f"tokenizer encode: --lang {', '.join(missing)}: not in the corpus (it has "
+                          f"{', '.join(_corpus_languages(source, 'train')) or 'none'})")
     artifact = store.build("shards", cfg, lambda out: write_shards_into(cfg, tok.path, texts, out), [tok, source])
     typer.echo(str(artifact.path))
