@@ -202,3 +202,14 @@ def test_markdown_report_escapes_user_text_as_html_does(tmp_path, capsys):
     assert escaped in markdown and escaped in page
     for raw in ("<img src=x", "<script>"):
         assert raw not in markdown and raw not in page
+
+
+def test_a_plot_named_from_spec_words_stays_in_the_report_folder(tmp_path):
+    """Plot names can carry a spec's words (a language set's name): the PNG is written inside the folder."""
+    from mbertlab.report.render import Plot, Report, render_markdown
+
+    out = tmp_path / "a" / "b" / "report"
+    plot = Plot("<b>title</b>", b"\x89PNG", "../../escape me")
+    markdown = render_markdown(Report("t", "d", [], plots=[plot]), out).read_text(encoding="utf-8")
+    [png] = [p for p in tmp_path.rglob("*.png")]
+    assert png.parent == out and "![&lt;b&gt;title&lt;/b&gt;](" + png.name + ")" in markdown
