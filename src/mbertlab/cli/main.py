@@ -12,7 +12,7 @@ from rich.text import Text
 
 from mbertlab import __version__
 from mbertlab.cli.common import CliState, plain_console
-from mbertlab.errors import MbertlabError
+from mbertlab.errors import ConfigError, MbertlabError
 
 # One module per command group, each exposing `register(app)`.
 COMMAND_MODULES = ("data", "generate", "corpus", "tokenizer", "pretrain", "transfer", "analysis", "study", "results")
@@ -54,6 +54,8 @@ def root(
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
                                            help="Print the version and exit."),
 ) -> None:
+    if workdir.exists() and not workdir.is_dir():
+        raise ConfigError(f"--workdir {workdir}: not a directory")
     ctx.obj = CliState(workdir=workdir, debug=debug)
 
 

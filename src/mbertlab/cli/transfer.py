@@ -135,12 +135,14 @@ def langid(
     from mbertlab.errors import ConfigError
     from mbertlab.store.artifacts import ArtifactStore, external
     from mbertlab.store.results import open_results
-    from mbertlab.transfer.langid import LangFile, LangIdConfig, run_langid_into
+    from mbertlab.config import parse_config
+    from mbertlab.transfer.langid import LangIdConfig, run_langid_into
 
     if any("=" not in t for t in text):
         raise ConfigError("--text expects LANG=PATH")
-    config = LangIdConfig(files=[LangFile(lang=t.split("=", 1)[0], path=t.split("=", 1)[1]) for t in text],
-                          sentences=sentences, seed=seed, device=device or "auto")
+    files = [{"lang": t.split("=", 1)[0], "path": t.split("=", 1)[1]} for t in text]
+    config = parse_config(LangIdConfig, {"files": files, "sentences": sentences, "seed": seed,
+                                         "device": device or "auto"}, "langid")
     workdir = state(ctx).workdir
     store = ArtifactStore(workdir)
     artifact, directory = _encoder(store, encoder)

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Iterator, Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field, field_validator, model_serializer
 
-from mbertlab.config import Config, omit_defaults
+from mbertlab.config import Config, Exponent, LanguageName, Seed, omit_defaults, unique
 from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
@@ -42,10 +42,10 @@ class CorpusSource(Config):
 
 
 class CorpusLanguage(Config):
-    name: str
+    name: LanguageName
     sources: list[CorpusSource] = Field(min_length=1)
     fake_script: bool = Field(False, description="Rewrite every character in a disjoint script (K et al.).")
-    max_sentences: int | None = Field(None, description="Budget: keep at most this many sentences.")
+    max_sentences: int | None = Field(None, gt=0, description="Budget: keep at most this many sentences.")
     max_characters: int | None = Field(None, gt=0, description=(
         "Budget: stop once this many characters are kept (met to within one sentence)."))
 
@@ -58,16 +58,23 @@ class CorpusConfig(Config):
     languages: list[CorpusLanguage] = Field(min_length=1)
     dev_fraction: float = Field(0.02, gt=0.0, lt=0.5)
     dedup: bool = True
-    seed: int = 0
+    seed: Seed = 0
     sampling: Literal["none", "smoothed", "balanced"] = Field("none", description=(
         "Budgets across languages: smoothed p_l ∝ n_l^alpha of `total`, or every language cut to the smallest."))
     unit: Literal["sentences", "characters"] = Field("sentences", description="What budgets count.")
-    alpha: float = Field(0.7, ge=0.0, description="Smoothing exponent (1 = data proportions, 0 = uniform).")
+    alpha: Exponent = Field(0.7, description="Smoothing exponent (1 = data proportions, 0 = uniform).")
     total: int | None = Field(None, gt=0, description="Total budget for `smoothed` (default: all available).")
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
         return omit_defaults(handler(self), self, ("sampling", "unit", "alpha", "total"))
+
+    @field_validator("languages")
+    @classmethod
+    def _one_entry_per_language(cls, languages: list[CorpusLanguage]) -> list[CorpusLanguage]:
+        """Each language is one folder of the corpus: a second entry would write into the first's."""
+        unique([lang.name for lang in languages])
+        return languages
 
 
 def source_sentences(source: CorpusSource) -> Iterator[str]:

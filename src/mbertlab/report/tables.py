@@ -1,6 +1,7 @@
 """Table model: cells hold every seed's value so the report can show mean ± std."""
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass, field
 
@@ -53,10 +54,20 @@ def delta(a: Cell, b: Cell) -> Cell:
     return Cell([], a.scale, a.digits)
 
 
+def markdown_text(text: str) -> str:
+    """User text (names, descriptions, labels) for Markdown: HTML's escapes, since Markdown passes raw HTML
+    through (a description's `<img onerror=...>` would run in a viewer)."""
+    return html.escape(text, quote=False)
+
+
+def _cell(text: str) -> str:
+    return markdown_text(text).replace("|", "\\|")  # a bare '|' would split the cell
+
+
 def markdown_table(table: Table) -> str:
-    lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
+    lines = [f"### {markdown_text(table.title)}", "", "| " + " | ".join(map(_cell, table.columns)) + " |",
              "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in table.as_text_rows()]
+    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in table.as_text_rows()]
     if table.note:
-        lines += ["", table.note]
+        lines += ["", markdown_text(table.note)]
     return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from mbertlab.config import PRECISIONS, Config, apply_overrides, deep_merge, parse_config, read_yaml
+from mbertlab.config import PRECISIONS, Config, apply_overrides, check_safe_name, deep_merge, parse_config, read_yaml
 from mbertlab.errors import ConfigError
 from mbertlab.runtime import DEVICE_SETTING
 
@@ -93,6 +93,7 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     for key in ("name", "design"):
         if not isinstance(data.get(key), str):
             raise ConfigError(f"{path}: key '{key}': required (a string)")
+    check_safe_name(data["name"], f"{path}: key 'name'")  # it names the report's folder
     design = get_design(data["design"], path.parent)
     rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
     settings = parse_config(design.config_class, rest, str(path))

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Annotated, Iterable, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from mbertlab.config import Config
+from mbertlab.config import Config, LanguageName, Seed, unique
 from mbertlab.errors import ConfigError
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -24,12 +24,13 @@ class TokenizerConfig(Config):
         "word", description="word: top-K whitespace words; wordpiece: HF WordPiece; char: every character seen; "
         "sentencepiece: Kudo's unigram LM (the sentencepiece library), converted to a HF tokenizer.")
     vocab_size: int = Field(8000, gt=0, description="Learned vocabulary size, excluding special tokens.")
-    languages: list[str] = Field(default_factory=list, description="Languages, in order; markers follow it.")
+    languages: Annotated[list[LanguageName], AfterValidator(unique)] = Field(
+        default_factory=list, description="Languages, in order; markers follow it.")
     markers: bool = Field(False, description="Add one [SEP-xx] token per language (K et al. §3.4.2).")
     lowercase: bool = False
-    sentences_per_language: int | None = Field(None, description="Learn from the same number of sentences of "
+    sentences_per_language: int | None = Field(None, gt=0, description="Learn from the same number of sentences of "
                                                "each language (default: that of the smallest).")
-    seed: int = 0
+    seed: Seed = 0
 
 
 def marker_token(lang: str) -> str:
@@ -52,11 +53,18 @@ def balanced_lines(files: dict[str, Path], per_language: int | None) -> Iterable
                 yield line.rstrip("\n")
 
 
+def check_languages(config: TokenizerConfig, files: dict[str, Path]) -> None:
+    """Every listed language has training text; called before the artifact's folder is made."""
+    missing = [l for l in config.languages if l not in files or not files[l].is_file()]
+    if missing or not files:
+        have = ", ".join(sorted(l for l, path in files.items() if path.is_file())) or "none"
+        raise ConfigError(f"tokenizer: key 'languages': no training text for {', '.join(missing) or 'any language'} "
+                          f"(the corpus has {have})")
+
+
 def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: Path) -> None:
     """Learn the vocabulary from `files` (language → one-sentence-per-line text) and save to `out`."""
-    missing = [l for l in config.languages if l not in files]
-    if missing:
-        raise ConfigError(f"tokenizer: no training text for language(s) {', '.join(missing)}")
+    check_languages(config, files)
     lines = balanced_lines({l: files[l] for l in (config.languages or sorted(files))}, config.sentences_per_language)
     if config.lowercase:
         lines = (line.lower() for line in lines)
