@@ -13,7 +13,7 @@ from typing import Iterable, Literal
 from pydantic import Field
 
 from mbertlab.config import Config
-from mbertlab.errors import ConfigError
+from mbertlab.errors import ConfigError, DataError
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
@@ -52,12 +52,28 @@ def balanced_lines(files: dict[str, Path], per_language: int | None) -> Iterable
                 yield line.rstrip("\n")
 
 
+def require_text(lang: str, path: Path) -> None:
+    """Refuse a language with nothing to learn from before any kind trains: SentencePiece would fail deep inside
+    its trainer, WordPiece would learn an empty vocabulary, and an empty language makes every language's
+    balanced share empty."""
+    with path.open(encoding="utf-8") as f:
+        if any(line.strip() for line in f):
+            return
+    raise DataError(path, None, f"found no text for language {lang!r} (an empty file, or blank lines only); "
+                    "expected one sentence per line to learn the vocabulary from")
+
+
 def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: Path) -> None:
     """Learn the vocabulary from `files` (language → one-sentence-per-line text) and save to `out`."""
     missing = [l for l in config.languages if l not in files]
     if missing:
         raise ConfigError(f"tokenizer: no training text for language(s) {', '.join(missing)}")
-    lines = balanced_lines({l: files[l] for l in (config.languages or sorted(files))}, config.sentences_per_language)
+    chosen = {l: files[l] for l in (config.languages or sorted(files))}
+    if not chosen:
+        raise ConfigError("tokenizer: key 'languages': no language to learn the vocabulary from; expected at least one")
+    for lang, path in chosen.items():
+        require_text(lang, path)
+    lines = balanced_lines(chosen, config.sentences_per_language)
     if config.lowercase:
         lines = (line.lower() for line in lines)
     specials = special_tokens(config)
