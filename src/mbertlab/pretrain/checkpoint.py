@@ -112,7 +112,9 @@ def resume(out: Path, model, opt, state: TrainState) -> None:
 
     A newer checkpoint that cannot be read (its files cut short: a disk that filled or lost power before the
     data reached it) is skipped with one warning line; it is not deleted, and the run writes it anew when it
-    reaches that step again."""
+    reaches that step again. Saves cut short (`.tmp-step-N`, never loaded) are removed to free their space."""
+    for unfinished in (Path(out) / "checkpoints").glob(".tmp-step-*"):
+        shutil.rmtree(unfinished, ignore_errors=True)
     for step, path in reversed(list_checkpoints(out)):
         saved = _read_checkpoint(path)
         if saved is None:

@@ -171,6 +171,14 @@ class ArtifactStore:
         return Artifact(stage, hash_, final, fresh=True)
 
 
+class _LogFile(logging.FileHandler):
+    """A build's log.txt. A message that cannot be written (a full disk) is dropped without a word: logging would
+    print a traceback for each, and the build's own error says what happened."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def _fill(partial: Path, stage: str, hash_: str, config: Config, builder: Callable[[Path], None],
           inputs: Sequence[Artifact]) -> None:
     """Everything an artifact holds, written into its `.partial-` directory: inputs, config, outputs, log, meta."""
@@ -179,7 +187,7 @@ def _fill(partial: Path, stage: str, hash_: str, config: Config, builder: Callab
     inputs_info = [{"stage": a.stage, "hash": a.hash, "path": str(a.path)} for a in inputs]
     (partial / "inputs.json").write_text(json.dumps(inputs_info, indent=1) + "\n", encoding="utf-8")
     started = time.time()
-    handler = logging.FileHandler(partial / "log.txt", encoding="utf-8")
+    handler = _LogFile(partial / "log.txt", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     if log.level == logging.NOTSET or log.level > logging.INFO:

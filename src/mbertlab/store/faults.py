@@ -31,9 +31,11 @@ def storage_fault(err: BaseException, where: str | Path | None = None) -> Storag
     if any(w in text for w in _NO_SPACE_WORDS):
         return StorageError(f"{where or 'a file'}: {NO_SPACE}")
     if isinstance(err, RuntimeError) and any(w in text for w in _TORCH_WRITE_WORDS) and where is not None:
-        free = _free_bytes(Path(where))
-        return StorageError(f"{where}: writing a file failed (torch: {text.splitlines()[0][:120]}); "
-                            f"{free / 2**20:.1f} MiB are free there: if the disk is full, {NO_SPACE}")
+        free = _free_bytes(Path(where))  # torch's writer says only that a write fell short
+        if free < 2**20:
+            return StorageError(f"{where}: {NO_SPACE}")
+        return StorageError(f"{where}: writing a file failed (torch: {text.splitlines()[0][:120]}) with "
+                            f"{free / 2**20:.0f} MiB free; check the disk and run the command again")
     return None
 
 
@@ -68,6 +70,8 @@ _WORDS = {
                                "an input you may read",
     errno.EPERM: lambda path: "operation not permitted; choose a workdir (-w) or output path you may write to",
     errno.ENOTDIR: _not_a_folder,
+    errno.EEXIST: lambda path: f"{path} is a file, not a folder" if Path(os.fsdecode(path or "")).is_file()
+    else "already exists",
     errno.EISDIR: lambda path: "is a folder; expected a file",
     errno.ENOENT: lambda path: "no such file or folder",
 }
