@@ -131,6 +131,14 @@ def test_a_workdir_that_is_a_file_is_one_line(tmp_path, base, capsys):
     assert files_under(tmp_path) == {"work": b"not a folder\n"}
 
 
+def test_an_output_in_a_missing_folder_is_one_line(tmp_path, capsys):
+    ResultsDB(tmp_path / "w" / "results.db")
+    before = files_under(tmp_path)
+    assert run(["-w", str(tmp_path / "w"), "results", "--csv", str(tmp_path / "no" / "such" / "out.csv")]) == 1
+    assert error_line(capsys) == f"error: {tmp_path / 'no' / 'such' / 'out.csv'}: no such file or folder"
+    assert files_under(tmp_path) == before
+
+
 # -- a damaged results.db ----------------------------------------------------------------------------------------
 
 def test_a_damaged_results_db_is_one_line_naming_it(tmp_path, capsys):
