@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from mbertlab.errors import StorageError
+from mbertlab.errors import MbertlabError, StorageError
 
 NAME_MAX = 255  # bytes in one path component on Linux and macOS file systems
 
@@ -24,6 +24,8 @@ _TORCH_WRITE_WORDS = ("PytorchStreamWriter failed", "unexpected pos", "file writ
 def storage_fault(err: BaseException, where: str | Path | None = None) -> StorageError | None:
     """`err` as a one-line StorageError when the file system caused it, else None. `where` (the artifact
     being built) is named when the error does not say which file."""
+    if isinstance(err, MbertlabError):
+        return None  # already one line
     if isinstance(err, OSError) and err.errno in _WORDS:
         path = err.filename if err.filename is not None else where
         return StorageError(f"{path or 'a file'}: {_WORDS[err.errno](path)}")

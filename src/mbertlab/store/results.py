@@ -88,7 +88,9 @@ class ResultsDB:
             except sqlite3.OperationalError as err:
                 if "locked" not in str(err) and "busy" not in str(err) or attempt == self.retries - 1:
                     raise self._fault(err) from err
-            except sqlite3.DatabaseError as err:  # not a database, a damaged page
+            except sqlite3.DatabaseError as err:  # not a database, a damaged page (subclasses are our own bugs)
+                if type(err) is not sqlite3.DatabaseError:
+                    raise
                 raise self._fault(err) from err
             finally:
                 if con is not None:
@@ -103,6 +105,9 @@ class ResultsDB:
                                 f"start a new one (`sqlite3 {self.path.name} .recover` may save its rows)")
         if "full" in str(err):
             return StorageError(f"{self.path}: {NO_SPACE}")
+        if "locked" in str(err) or "busy" in str(err):
+            return StorageError(f"{self.path}: still locked by another process after {self.retries} tries ({err}); "
+                                "run the command again when it has finished")
         return StorageError(f"{self.path}: cannot open or write the results database ({err}); the workdir must be "
                             "a folder you may write to")
 
