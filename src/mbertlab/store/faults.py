@@ -34,17 +34,21 @@ def storage_fault(err: BaseException, where: str | Path | None = None) -> Storag
         return StorageError(f"{where or 'a file'}: {NO_SPACE}")
     if isinstance(err, RuntimeError) and any(w in text for w in _TORCH_WRITE_WORDS) and where is not None:
         free = _free_bytes(Path(where))  # torch's writer says only that a write fell short
-        if free < 2**20:
+        if free is not None and free < 2**20:
             return StorageError(f"{where}: {NO_SPACE}")
-        return StorageError(f"{where}: writing a file failed (torch: {text.splitlines()[0][:120]}) with "
-                            f"{free / 2**20:.0f} MiB free; check the disk and run the command again")
+        return StorageError(f"{where}: writing a file failed (torch: {text.splitlines()[0][:120]}); check the "
+                            "disk and run the command again")
     return None
 
 
-def _free_bytes(path: Path) -> int:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return shutil.disk_usage(path).free
+def _free_bytes(path: Path) -> int | None:
+    """Free bytes on the disk holding `path` (or its nearest existing parent); None if that cannot be told."""
+    try:
+        while not path.exists() and path != path.parent:
+            path = path.parent
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
 
 
 def _name_too_long(path) -> str:
