@@ -13,6 +13,7 @@ from rich.text import Text
 from mbertlab import __version__
 from mbertlab.cli.common import CliState, plain_console
 from mbertlab.errors import ConfigError, MbertlabError
+from mbertlab.store.faults import storage_fault
 
 # One module per command group, each exposing `register(app)`.
 COMMAND_MODULES = ("data", "generate", "corpus", "tokenizer", "pretrain", "transfer", "analysis", "study", "results")
@@ -68,7 +69,7 @@ def run(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
-        rv = app(args=args, prog_name="mbertlab", standalone_mode=False)
+        rv = _call(args)
     except MbertlabError as err:
         if debug:
             raise
@@ -85,6 +86,17 @@ def run(argv: list[str] | None = None) -> int:
             err.show()
         return getattr(err, "exit_code", 2)
     return rv if isinstance(rv, int) else 0
+
+
+def _call(args: list[str]):
+    """The app's result; a file system's refusal (full disk, read-only workdir, long name) becomes one line."""
+    try:
+        return app(args=args, prog_name="mbertlab", standalone_mode=False)
+    except Exception as err:
+        fault = storage_fault(err)
+        if fault is None:
+            raise
+        raise fault from err
 
 
 def main() -> None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import pickle
 import random
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -106,22 +108,44 @@ def list_checkpoints(out: Path) -> list[tuple[int, Path]]:
 
 
 def resume(out: Path, model, opt, state: TrainState) -> None:
-    """Load the newest checkpoint in `out`, if any, into model, optimiser and state."""
-    checkpoints = list_checkpoints(out)
-    if not checkpoints:
-        drop_metrics_after(out, 0)  # killed after the first evaluation, before its checkpoint
+    """Load the newest intact checkpoint in `out`, if any, into model, optimiser and state.
+
+    A newer checkpoint that cannot be read (its files cut short: a disk that filled or lost power before the
+    data reached it) is skipped with one warning line; it is not deleted, and the run writes it anew when it
+    reaches that step again. Saves cut short (`.tmp-step-N`, never loaded) are removed to free their space."""
+    for unfinished in (Path(out) / "checkpoints").glob(".tmp-step-*"):
+        shutil.rmtree(unfinished, ignore_errors=True)
+    for step, path in reversed(list_checkpoints(out)):
+        saved = _read_checkpoint(path)
+        if saved is None:
+            continue
+        weights, trainer = saved
+        model.load_state_dict(weights, strict=False)
+        model.tie_weights()
+        opt.load_state_dict(trainer["optimizer"])
+        state.load_state_dict(trainer["state"])
+        drop_metrics_after(out, step)
+        log.info("resumed from %s", path)
         return
-    step, path = checkpoints[-1]
+    drop_metrics_after(out, 0)  # no checkpoint, or killed after the first evaluation, before its checkpoint
+
+
+def _read_checkpoint(path: Path) -> tuple[dict, dict] | None:
+    """A checkpoint's weights and trainer state, both read before either is applied; None if unreadable."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    model.load_state_dict(load_file(str(path / "model.safetensors")), strict=False)
-    model.tie_weights()
-    saved = torch.load(path / "trainer_state.pt", weights_only=False, map_location="cpu")  # the optimiser
-    # state follows its parameters' device in load_state_dict; RNG states must be CPU byte tensors
-    opt.load_state_dict(saved["optimizer"])
-    state.load_state_dict(saved["state"])
-    drop_metrics_after(out, step)
-    log.info("resumed from %s", path)
+    try:
+        weights = load_file(str(path / "model.safetensors"))
+        # on the CPU: RNG states must be CPU byte tensors; the optimiser state moves to its parameters' device
+        trainer = torch.load(path / "trainer_state.pt", weights_only=False, map_location="cpu")
+        return weights, trainer
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError, SafetensorError) as err:
+        reason = (str(err) or type(err).__name__).splitlines()[0][:160]
+        message = f"checkpoint {path} is unreadable ({reason}); skipped, trying the one before it"
+        log.warning(message)
+        print(f"warning: {message}", file=sys.stderr)
+        return None
 
 
 def drop_metrics_after(out: Path, step: int) -> None:

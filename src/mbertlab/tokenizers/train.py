@@ -13,7 +13,7 @@ from typing import Annotated, Iterable, Literal
 from pydantic import AfterValidator, Field
 
 from mbertlab.config import Config, LanguageName, Seed, unique
-from mbertlab.errors import ConfigError
+from mbertlab.errors import ConfigError, DataError
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
@@ -62,10 +62,24 @@ def check_languages(config: TokenizerConfig, files: dict[str, Path]) -> None:
                           f"(the corpus has {have})")
 
 
+def require_text(lang: str, path: Path) -> None:
+    """Refuse a language with nothing to learn from before any kind trains: SentencePiece would fail deep inside
+    its trainer, WordPiece would learn an empty vocabulary, and an empty language makes every language's
+    balanced share empty."""
+    with path.open(encoding="utf-8") as f:
+        if any(line.strip() for line in f):
+            return
+    raise DataError(path, None, f"found no text for language {lang!r} (an empty file, or blank lines only); "
+                    "expected one sentence per line to learn the vocabulary from")
+
+
 def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: Path) -> None:
     """Learn the vocabulary from `files` (language → one-sentence-per-line text) and save to `out`."""
     check_languages(config, files)
-    lines = balanced_lines({l: files[l] for l in (config.languages or sorted(files))}, config.sentences_per_language)
+    chosen = {l: files[l] for l in (config.languages or sorted(files))}
+    for lang, path in chosen.items():
+        require_text(lang, path)
+    lines = balanced_lines(chosen, config.sentences_per_language)
     if config.lowercase:
         lines = (line.lower() for line in lines)
     specials = special_tokens(config)
