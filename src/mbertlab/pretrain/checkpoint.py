@@ -12,7 +12,6 @@ import logging
 import pickle
 import random
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -144,7 +143,6 @@ def _read_checkpoint(path: Path) -> tuple[dict, dict] | None:
         reason = (str(err) or type(err).__name__).splitlines()[0][:160]
         message = f"checkpoint {path} is unreadable ({reason}); skipped, trying the one before it"
         log.warning(message)
-        print(f"warning: {message}", file=sys.stderr)
         return None
 
 
