@@ -90,3 +90,15 @@ def test_pre_extracted_articles_make_a_corpus(tmp_path, monkeypatch, capsys, fmt
     corpus = tmp_path / "work" / "corpus" / out.strip().rsplit("/", 1)[-1] / "xx"
     lines = (corpus / "train.txt").read_text().splitlines() + (corpus / "dev.txt").read_text().splitlines()
     assert sorted(lines) == sorted(EXPECTED)
+
+
+def test_a_dump_read_twice_warns_once(tmp_path, monkeypatch, capsys):
+    """With `sampling`, each source is read to count it, then to build: the warning still comes once."""
+    no_revision = "<page><title>Cat</title><ns>0</ns><id>1</id></page>"
+    (tmp_path / "dump.xml").write_bytes(dump(no_revision))
+    config = tmp_path / "corpus.yaml"
+    config.write_text(json.dumps({"sampling": "balanced", "languages": [
+        {"name": l, "sources": [{"path": str(tmp_path / "dump.xml"), "format": "wikidump"}]} for l in ("xx", "yy")]}))
+    assert run(["-w", str(tmp_path / "work"), "corpus", "build", str(config)]) == 0
+    assert capsys.readouterr().err == f"warning: {tmp_path / 'dump.xml'}: skipped 1 page without text (no " \
+                                      "<revision>, or an empty or deleted <text>): page #2 ('Cat')\n"

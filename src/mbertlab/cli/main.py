@@ -29,15 +29,24 @@ err_console = plain_console(stderr=True)
 
 
 class _WarningLines(logging.Handler):
-    """The library's warnings (e.g. pages skipped in a Wikipedia dump) as one `warning:` line each on stderr;
-    without it they would go only to the log.txt of the artifact being built."""
+    """The library's warnings (e.g. pages skipped in a Wikipedia dump) as one `warning:` line each on stderr,
+    each distinct one once per command (a source read twice, to count then to build, warns once); without
+    it they would go only to the log.txt of the artifact being built."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.shown: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
-        err_console.print(Text.assemble(("warning:", "bold yellow"), " ", record.getMessage()), highlight=False,
-                          soft_wrap=True)
+        message = record.getMessage()
+        if message not in self.shown:
+            self.shown.add(message)
+            err_console.print(Text.assemble(("warning:", "bold yellow"), " ", message), highlight=False,
+                              soft_wrap=True)
 
 
-logging.getLogger("mbertlab").addHandler(_WarningLines(logging.WARNING))
+warning_lines = _WarningLines()
+logging.getLogger("mbertlab").addHandler(warning_lines)
 
 
 def _version(value: bool) -> None:
@@ -68,6 +77,7 @@ def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; user errors print one line (a traceback with --debug)."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    warning_lines.shown.clear()
     try:
         rv = _call(args)
     except MbertlabError as err:
