@@ -95,11 +95,13 @@ def evaluate(
     device: Optional[str] = device_option(),
 ) -> None:
     """Predict a file with a saved model; writes predictions in the file's format and prints metrics as JSON."""
+    from mbertlab.config import parse_config
     from mbertlab.transfer.config import DataFile, TransferConfig
     from mbertlab.transfer.evaluate import evaluate_file
 
     task = TransferConfig.model_validate_json((run_dir / "config.json").read_text()).task
-    file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or get_task(task).format_of(gold))
+    file = parse_config(DataFile, {"lang": lang or gold.stem, "split": "eval", "path": str(gold),
+                                   "format": fmt or get_task(task).format_of(gold)}, "evaluate")
     metrics, path = evaluate_file(run_dir, file, out, device or "auto")
     typer.echo(json.dumps(metrics, indent=1))
     typer.echo(str(path))
