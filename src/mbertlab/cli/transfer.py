@@ -3,14 +3,12 @@ finetune / evaluate (single runs with a saved model), score (re-score any predic
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from mbertlab.cli.common import device_option, device_overrides, state
-from mbertlab.config import check_safe_name
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES, get_task
 
 
@@ -97,13 +95,13 @@ def evaluate(
     device: Optional[str] = device_option(),
 ) -> None:
     """Predict a file with a saved model; writes predictions in the file's format and prints metrics as JSON."""
+    from mbertlab.config import parse_config
     from mbertlab.transfer.config import DataFile, TransferConfig
     from mbertlab.transfer.evaluate import evaluate_file
 
     task = TransferConfig.model_validate_json((run_dir / "config.json").read_text()).task
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", gold.stem).replace("..", "_").lstrip("_.-")[:64]
-    name = check_safe_name(lang, "--lang") if lang else stem or "eval"  # the name of the prediction file
-    file = DataFile(lang=name, split="eval", path=str(gold), format=fmt or get_task(task).format_of(gold))
+    file = parse_config(DataFile, {"lang": lang or gold.stem, "split": "eval", "path": str(gold),
+                                   "format": fmt or get_task(task).format_of(gold)}, "evaluate")
     metrics, path = evaluate_file(run_dir, file, out, device or "auto")
     typer.echo(json.dumps(metrics, indent=1))
     typer.echo(str(path))
@@ -122,7 +120,7 @@ def score(
     from mbertlab.transfer.config import DataFile
     from mbertlab.transfer.evaluate import score_files
 
-    files = [DataFile(lang="scored", path=str(p), format=get_task(task).format_of(p), v1_to_v2=v1)
+    files = [DataFile(lang="", path=str(p), format=get_task(task).format_of(p), v1_to_v2=v1)
              for p, v1 in ((gold, gold_v1_to_v2), (pred, pred_v1_to_v2))]
     typer.echo(json.dumps(score_files(task, *files), indent=1))
 

@@ -5,14 +5,15 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
-from mbertlab.config import Config, LanguageName, Precision, Seed, Steps, device_field, omit_defaults, precision_field
+from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, omit_defaults,
+                             precision_field)
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
 
 
 class DataFile(Config):
-    lang: LanguageName
-    split: str = Field("test", description="train, dev or test.")
+    lang: LanguageName | Literal[""] = Field(description="Names prediction files; '' only when scoring.")
+    split: SafeName = Field("test", description="train, dev or test.")
     path: str
     format: Literal[DATA_FORMATS] = "conllu"
     hypothesis_path: str | None = Field(None, description="XNLI: a parallel file (same examples, another "
