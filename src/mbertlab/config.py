@@ -96,6 +96,7 @@ def _safe_name(value: str) -> str:
 # Shared value types: every config that names a language, a seed or a step count gets the same checks.
 SafeName = Annotated[str, AfterValidator(_safe_name)]  # a language or study: stays inside its folder
 LanguageName = SafeName
+SafeNameOrEmpty = Annotated[str, AfterValidator(lambda v: v if v == "" else _safe_name(v))]  # '' names nothing
 Seed = Annotated[int, bounded(0, 2**32 - 1, "numpy and the corpus split take unsigned 32-bit seeds")]
 Steps = Annotated[int, bounded(1, 10**9, "a billion steps is beyond any run here; more is a typo")]
 Exponent = Annotated[float, bounded(0.0, 20.0, "n^alpha must stay a finite float for corpora up to 10^12 "

@@ -5,14 +5,14 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
-from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, omit_defaults,
-                             precision_field)
+from mbertlab.config import (Config, LanguageName, Precision, SafeName, SafeNameOrEmpty, Seed, Steps, device_field,
+                             omit_defaults, precision_field)
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
 
 
 class DataFile(Config):
-    lang: LanguageName | Literal[""] = Field(description="Names prediction files; '' only when scoring.")
+    lang: SafeNameOrEmpty = Field(description="Names prediction files; '' only when scoring.")
     split: SafeName = Field("test", description="train, dev or test.")
     path: str
     format: Literal[DATA_FORMATS] = "conllu"
