@@ -46,12 +46,16 @@ def one_line(description: str) -> str:
 
 @study_app.command("validate")
 def validate(
+    ctx: typer.Context,
     name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
     scale: str | None = typer.Option(None, help=SCALE_HELP),
     set_: list[str] = typer.Option([], "--set", help=SET_HELP),
 ) -> None:
-    """Check a spec (keys, languages, files) and the configs of every stage, building nothing."""
+    """Check a spec (keys, languages, files) and the configs of every stage, building nothing; then warn where
+    its intent cannot hold (`study plan`'s warnings)."""
+    from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.studies.executors import parse_resources
+    from mbertlab.studies.plan import plan_study
     from mbertlab.studies.runner import spec_section, study_jobs
     from mbertlab.studies.scorecard import parse_findings
 
@@ -60,6 +64,8 @@ def validate(
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
     parse_resources(spec_section(spec, "resources"), spec.source)
     console.print(f"{spec.name} ({spec.scale}): valid, {len(jobs)} stage jobs, {len(findings)} findings")
+    for warning in plan_study(spec, ArtifactStore(state(ctx).workdir), set_).warnings:
+        console.print(f"WARNING: {warning}")
 
 
 @study_app.command("plan")

@@ -1,0 +1,107 @@
+"""`study plan`: parameter counts against Hugging Face's models, token counts against what the loop consumes,
+the warnings, and the scales a spec does not define."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from mbertlab.cli.main import app, run
+from mbertlab.errors import ConfigError
+from mbertlab.pretrain.config import ModelShape, PretrainConfig
+from mbertlab.pretrain.cost import bert_parameters, tokens_processed
+from mbertlab.store.artifacts import ArtifactStore
+from mbertlab.store.results import ResultsDB
+from mbertlab.studies.jobs import RunContext, topological
+from mbertlab.studies.plan import plan_study
+from mbertlab.studies.runner import build_job, study_jobs
+from mbertlab.studies.spec import load_spec
+
+SHAPES = [  # (shape, vocabulary, next-sentence prediction)
+    (ModelShape(layers=1, hidden=8, heads=1), 37, False),
+    (ModelShape(layers=2, hidden=36, heads=3, intermediate=50, max_positions=40), 301, False),
+    (ModelShape(layers=3, hidden=24, heads=2, max_positions=64), 1009, True),
+]
+
+
+@pytest.mark.parametrize("shape,vocab,nsp", SHAPES)
+def test_parameters_equal_hugging_face_models(shape, vocab, nsp):
+    from mbertlab.pretrain.model import new_model
+
+    model = new_model(shape, vocab, nsp=nsp)
+    assert bert_parameters(shape, vocab, nsp=nsp) == sum(p.numel() for p in model.parameters())
+
+
+def test_plan_matches_a_real_pretraining(tmp_path, monkeypatch):
+    """quick's test scale: the vocabulary sampled before anything is built is the built tokenizer's, the
+    parameters are the saved model's and the tokens are those the loop feeds the model."""
+    import mbertlab.pretrain.loop as loop
+    from transformers import BertForMaskedLM
+
+    spec = load_spec("quick", "test")
+    store = ArtifactStore(tmp_path)
+    before = plan_study(spec, store)
+    job = next(j for j in study_jobs(spec) if j.kind == "pretrain")
+    consumed = []
+    accumulate = loop._accumulate_gradients
+
+    def counting(run, autocast, batches):
+        loss, tokens = accumulate(run, autocast, batches)
+        consumed.append(tokens)
+        return loss, tokens
+
+    monkeypatch.setattr(loop, "_accumulate_gradients", counting)
+    ctx = RunContext(store, ResultsDB(tmp_path / "results.db"), "quick")
+    built = {}
+    for j in topological([job]):
+        built[j] = build_job(j, [built[i] for i in j.inputs], ctx)
+    model = BertForMaskedLM.from_pretrained(str(built[job].path / "model"))
+    planned = next(p for p in before.pretrains if p.label == job.label)
+    assert planned.state == "missing" and "sample" in planned.vocab_from
+    assert planned.vocab == model.config.vocab_size
+    assert planned.parameters == sum(p.numel() for p in model.parameters())
+    assert len(consumed) == job.config.steps and planned.tokens == sum(consumed)
+    after = next(p for p in plan_study(spec, store).pretrains if p.label == job.label)
+    assert (after.state, after.vocab_from, after.parameters) == ("done", "the built tokenizer", planned.parameters)
+
+
+def test_tokens_count_every_accumulation_micro_batch():
+    one = PretrainConfig(steps=10, batch_size=64, seq_len=32)
+    assert tokens_processed(one) == tokens_processed(one.model_copy(update={"accumulation": 4})) == 10 * 64 * 32
+
+
+def test_plan_json_parses_and_counts_every_job(tmp_path):
+    result = CliRunner().invoke(app, ["--workdir", str(tmp_path), "study", "plan", "quick", "--scale", "test",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    jobs = study_jobs(load_spec("quick", "test"))
+    assert sum(k["jobs"] for k in plan["kinds"]) == len(jobs)
+    assert len(plan["pretrains"]) == sum(j.kind == "pretrain" for j in jobs)
+    assert plan["gpu_hours"] == pytest.approx(sum(p["gpu_hours"] for p in plan["pretrains"]))
+
+
+def test_a_scale_the_spec_does_not_define_is_an_error(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="scale 'paper' is not defined by this spec"):
+        load_spec("quick", "paper")
+    assert run(["--workdir", str(tmp_path), "study", "plan", "quick", "--scale", "paper"]) == 1
+    err = capsys.readouterr().err
+    assert "quick.yaml: scale 'paper' is not defined by this spec (defined: test, lab, gpu)" in err
+    assert "Traceback" not in err
+
+
+def test_warnings_unused_set_and_unreachable_vocabulary(tmp_path):
+    """quick's word tokenizer asks for 2,000 words; its generated languages have a few hundred."""
+    overrides = ["seeds=[0]", "pretrain.steps=30", "scales.lab.seeds=[0, 1]"]
+    spec = load_spec("quick", "test", overrides)
+    warnings = plan_study(spec, ArtifactStore(tmp_path), overrides).warnings
+    assert [w for w in warnings if w.startswith("--set")] == [f"--set {o}: changes no stage of the study"
+                                                              for o in ("seeds=[0]", "scales.lab.seeds=[0, 1]")]
+    assert any("vocab_size asks for 2,005 pieces" in w for w in warnings)
+
+
+def test_validate_prints_the_plan_warnings(tmp_path, capsys):
+    assert run(["--workdir", str(tmp_path), "study", "validate", "quick", "--scale", "test", "--set", "seeds=[0]"]) == 0
+    out = capsys.readouterr().out
+    assert "quick (test): valid" in out and "WARNING: --set seeds=[0]: changes no stage of the study" in out
