@@ -105,3 +105,13 @@ def test_validate_prints_the_plan_warnings(tmp_path, capsys):
     assert run(["--workdir", str(tmp_path), "study", "validate", "quick", "--scale", "test", "--set", "seeds=[0]"]) == 0
     out = capsys.readouterr().out
     assert "quick (test): valid" in out and "WARNING: --set seeds=[0]: changes no stage of the study" in out
+
+
+@pytest.mark.slow
+def test_every_builtin_spec_has_a_gpu_scale_within_one_gpu_hour(tmp_path):
+    """The plan's estimate (pretraining and fine-tuning) of each spec's gpu scale fits one H100-class GPU-hour."""
+    from mbertlab.studies.spec import builtin_specs
+
+    for name in builtin_specs():
+        plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path))
+        assert 0 < plan.gpu_hours <= 1.0, (name, plan.gpu_hours)

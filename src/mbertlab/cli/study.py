@@ -95,8 +95,11 @@ def print_plan(result) -> None:
     """The plan as two tables (stage kinds, pretrainings), its totals, the model's constants and warnings."""
     kinds = Table("kind", "jobs", "done", "partial", "missing", "tokens", "GPU", "CPU", "disk")
     for k in result.kinds:
-        cost = (f"{k.tokens:.3g}", duration(k.gpu_hours), duration(k.cpu_hours), size(k.disk_bytes)) \
-            if k.tokens else ("", "", "", "")
+        estimated = k.jobs - k.unestimated
+        cost = (f"{k.tokens:.3g}" if k.tokens else "", duration(k.gpu_hours), duration(k.cpu_hours),
+                size(k.disk_bytes) if k.disk_bytes else "") if estimated else ("", "", "", "")
+        if estimated and k.unestimated:
+            cost = (cost[0], f"{cost[1]} ({estimated} jobs)", f"{cost[2]} ({estimated} jobs)", cost[3])
         kinds.add_row(k.kind, str(k.jobs), str(k.done), str(k.partial), str(k.missing), *cost)
     console.print(kinds)
     runs = Table("pretraining", "state", "shape", "vocab", "params", "tokens", "GPU", "CPU")
@@ -108,10 +111,11 @@ def print_plan(result) -> None:
         sources = sorted({p.vocab_from for p in result.pretrains})
         console.print("vocabulary from: " + "; ".join(sources))
     model = result.model
-    console.print(f"{result.study} ({result.scale}): pretraining ~{duration(result.gpu_hours)} on one {model['gpu']} "
+    unestimated = ", ".join(k.kind for k in result.kinds if k.unestimated)
+    console.print(f"{result.study} ({result.scale}): ~{duration(result.gpu_hours)} on one {model['gpu']} "
                   f"at {model['gpu_mfu']:.0%} MFU (assumed, not measured), "
-                  f"~{duration(sum(k.cpu_hours for k in result.kinds))} on {model['cpu']}; other stages not "
-                  "estimated. Shapes: layers x hidden / heads.")
+                  f"~{duration(sum(k.cpu_hours for k in result.kinds))} on {model['cpu']}; not estimated: "
+                  f"{unestimated or 'none'}. Shapes: layers x hidden / heads.")
     for warning in result.warnings:
         console.print(f"WARNING: {warning}")
 

@@ -41,8 +41,8 @@ def parameter_warnings(spec: StudySpec, pretrains: list[PretrainEstimate]) -> li
         for stated, est, where in _stated_counts(spec, table, by_condition):
             if abs(est.parameters - stated) > TOLERANCE * stated and (id(est), round(stated, -4)) not in seen:
                 seen.add((id(est), round(stated, -4)))  # a row's level and the paper's row often state one count
-                out.append(f"{where}: {est.parameters / 1e6:.2f}M parameters ({est.layers} layers, hidden "
-                           f"{est.hidden}, vocabulary {est.vocab:,}), stated {stated / 1e6:.2f}M "
+                out.append(f"{where}: {est.parameters / 1e6:.4g}M parameters ({est.layers} layers, hidden "
+                           f"{est.hidden}, vocabulary {est.vocab:,}), stated {stated / 1e6:.4g}M "
                            f"({est.parameters / stated - 1:+.0%})")
     if spec.scale == "paper":
         out += _paper_total_warnings(spec, pretrains)
@@ -103,10 +103,14 @@ def unused_overrides(spec: StudySpec, overrides: Iterable[str]) -> list[str]:
     from mbertlab.studies.runner import study_jobs
     from mbertlab.studies.spec import load_spec
 
+    from mbertlab.errors import ConfigError
+
+    def keys(rest: list[str]) -> set | None:
+        try:
+            return {j.key for j in study_jobs(load_spec(spec.source, spec.scale, rest))}
+        except ConfigError:  # the spec needs this override (e.g. heads that divide only the overridden hidden)
+            return None
+
     overrides = list(overrides)
-    if not overrides:
-        return []
-    full = {j.key for j in study_jobs(spec)}
-    return [o for i, o in enumerate(overrides)
-            if {j.key for j in study_jobs(load_spec(spec.source, spec.scale, overrides[:i] + overrides[i + 1:]))}
-            == full]
+    full = {j.key for j in study_jobs(spec)} if overrides else set()
+    return [o for i, o in enumerate(overrides) if keys(overrides[:i] + overrides[i + 1:]) == full]

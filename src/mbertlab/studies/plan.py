@@ -60,6 +60,13 @@ class KindTotal:
     gpu_hours: float = 0.0
     cpu_hours: float = 0.0
     disk_bytes: int = 0
+    unestimated: int = 0  # jobs whose cost the plan does not estimate
+
+    def add(self, tokens: int, gpu_hours: float, cpu_hours: float, disk_bytes: int) -> None:
+        self.tokens += tokens
+        self.gpu_hours += gpu_hours
+        self.cpu_hours += cpu_hours
+        self.disk_bytes += disk_bytes
 
 
 @dataclass
@@ -86,9 +93,14 @@ def throughput_model() -> dict:
             "hidden + 6 x mask_prob x (hidden^2 + vocab x hidden)"}
 
 
+def micro_batch_floor(layers: int) -> float:
+    """Seconds a micro-batch takes on the GPU at least (kernel launches), whatever its FLOPs."""
+    return LAUNCH_S[0] + LAUNCH_S[1] * layers
+
+
 def gpu_seconds(config: PretrainConfig, flops: float) -> float:
     """Compute at the assumed MFU, or the micro-batches' launch floor where that is longer (small models)."""
-    floor = config.steps * config.accumulation * (LAUNCH_S[0] + LAUNCH_S[1] * config.model.layers)
+    floor = config.steps * config.accumulation * micro_batch_floor(config.model.layers)
     return max(flops / (GPU_PEAK_FLOPS * GPU_MFU), floor)
 
 
@@ -124,18 +136,24 @@ def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = ())
 
 
 def _estimates(statuses: list[JobStatus], probe) -> tuple[dict[str, KindTotal], list[PretrainEstimate]]:
+    """Pretrainings by formula, fine-tunings roughly (`studies.transfer_cost`); other kinds are counted only."""
+    from mbertlab.studies.transfer_cost import Encoder, transfer_cost
+
     totals: dict[str, KindTotal] = {}
-    pretrains = []
+    pretrains, shapes = [], {}
     for status in statuses:
-        total = totals.setdefault(status.job.kind, KindTotal(status.job.kind))
+        job = status.job
+        total = totals.setdefault(job.kind, KindTotal(job.kind))
         total.jobs += 1
         setattr(total, status.state, getattr(total, status.state) + 1)
-        if status.job.kind in PRETRAIN_KINDS:
-            vocab, source = probe.vocab(status.job.inputs[0])
-            est = estimate(status, vocab, source)
+        if job.kind in PRETRAIN_KINDS:
+            est = estimate(status, *probe.vocab(job.inputs[0]))
             pretrains.append(est)
-            total.tokens += est.tokens
-            total.gpu_hours += est.gpu_hours
-            total.cpu_hours += est.cpu_hours
-            total.disk_bytes += est.disk_bytes
+            shapes[job] = Encoder(est.layers, est.hidden, est.intermediate)
+            total.add(est.tokens, est.gpu_hours, est.cpu_hours, est.disk_bytes)
+        elif job.kind == "transfer" and (cost := transfer_cost(job, shapes, micro_batch_floor)) is not None:
+            flops, floor = cost
+            total.add(0, max(flops / (GPU_PEAK_FLOPS * GPU_MFU), floor) / 3600, flops / CPU_FLOPS / 3600, 0)
+        else:
+            total.unestimated += 1
     return totals, pretrains
