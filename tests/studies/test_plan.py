@@ -115,3 +115,31 @@ def test_every_builtin_spec_has_a_gpu_scale_within_one_gpu_hour(tmp_path):
     for name in builtin_specs():
         plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path))
         assert 0 < plan.gpu_hours <= 1.0, (name, plan.gpu_hours)
+
+
+def test_parameter_share_warnings_follow_hugging_face_counts(tmp_path):
+    """k2020's lab tables state each shape's parameters as a share of the base ("5.8%" of the row at "100.0%"):
+    at test scale (another vocabulary) a row is warned about exactly when Hugging Face's own count of its model
+    is more than 2% off its stated share."""
+    from mbertlab.pretrain.model import new_model
+    from mbertlab.studies.runner import spec_section
+
+    spec = load_spec("k2020", "test")
+    plan = plan_study(spec, ArtifactStore(tmp_path))
+    by_condition = {p.tags["condition"]: p for p in plan.pretrains}
+    table = next(t for t in spec_section(spec, "tables") if t["title"].startswith("Total parameters"))
+    rows = [r for r in table["rows"] if r["condition"] in by_condition]
+
+    def counted(est) -> int:  # the model itself, built at the planned shape and vocabulary
+        shape = ModelShape(layers=est.layers, hidden=est.hidden, heads=est.heads, intermediate=est.intermediate)
+        return sum(p.numel() for p in new_model(shape, est.vocab).parameters())
+
+    base = counted(by_condition[next(r["condition"] for r in rows if r["level"] == "100.0%")])
+    checked = 0
+    for row in rows:
+        share = float(row["level"].rstrip("%")) / 100
+        off = abs(counted(by_condition[row["condition"]]) - share * base) > 0.02 * share * base
+        warned = any(f"row {row['condition']!r} (its level {row['level']} of the base)" in w for w in plan.warnings)
+        assert warned == off, row
+        checked += off
+    assert checked  # the test-scale vocabulary moves some rows off their lab shares
