@@ -79,7 +79,10 @@ def test_plan_json_parses_and_counts_every_job(tmp_path):
     jobs = study_jobs(load_spec("quick", "test"))
     assert sum(k["jobs"] for k in plan["kinds"]) == len(jobs)
     assert len(plan["pretrains"]) == sum(j.kind == "pretrain" for j in jobs)
-    assert plan["gpu_hours"] == pytest.approx(sum(p["gpu_hours"] for p in plan["pretrains"]))
+    kinds = {k["kind"]: k for k in plan["kinds"]}
+    assert kinds["pretrain"]["gpu_hours"] == pytest.approx(sum(p["gpu_hours"] for p in plan["pretrains"]))
+    assert plan["gpu_hours"] == pytest.approx(sum(k["gpu_hours"] for k in plan["kinds"]))
+    assert kinds["transfer"]["gpu_hours"] > 0 and kinds["transfer"]["unestimated"] == 0  # generated data: counted
 
 
 def test_a_scale_the_spec_does_not_define_is_an_error(tmp_path, capsys):
