@@ -146,3 +146,22 @@ def test_parameter_share_warnings_follow_hugging_face_counts(tmp_path):
         assert warned == off, row
         checked += off
     assert checked  # the test-scale vocabulary moves some rows off their lab shares
+
+
+def test_real_text_vocabulary_sampled_before_the_corpus_is_built(tmp_path, shared_data):
+    """studies/k2020-lab.yaml at test scale (real text, 300 sentences a language, so the sample is the whole
+    text): the vocabulary the plan trains on its corpus sample is the one the built tokenizer has."""
+    spec = load_spec("studies/k2020-lab.yaml", "test")
+    store = ArtifactStore(tmp_path)
+    planned = {p.tags.get("condition"): p for p in plan_study(spec, store).pretrains}
+    ctx = RunContext(store, ResultsDB(tmp_path / "results.db"), spec.name)
+    built = {}
+    pretrains = [j for j in study_jobs(spec) if j.kind == "pretrain"]
+    for job in topological([p.inputs[0] for p in pretrains]):  # the shards' tokenizers and their text
+        if job.kind != "shards":
+            built[job] = build_job(job, [built[i] for i in job.inputs], ctx)
+    for job in pretrains:
+        tok = built[job.inputs[0].inputs[0]]
+        vocab = json.loads((tok.path / "mbertlab_tokenizer.json").read_text(encoding="utf-8"))["vocab_size"]
+        est = planned[job.tag("condition")]
+        assert "sample" in est.vocab_from and est.vocab == vocab, job.label
