@@ -8,11 +8,12 @@ from rich.table import Table
 
 from mbertlab.cli.common import device_option, device_overrides, plain_console, state
 
-study_app = typer.Typer(help="Declarative studies: validate, run (resumable, locally or on SLURM), status, "
-                        "report, compare.", no_args_is_help=True)
+study_app = typer.Typer(help="Declarative studies: validate, plan (cost before running), run (resumable, locally "
+                        "or on SLURM), status, report, compare.", no_args_is_help=True)
 console = plain_console()
 
-SCALE_HELP = "Scale: test (seconds), lab (minutes on 2 CPU cores), gpu (minutes on one GPU), paper (GPUs)."
+SCALE_HELP = ("Scale: test (seconds), lab (minutes on 2 CPU cores), gpu (at most an hour on one GPU), paper (GPUs); "
+              "one the spec does not define is an error.")
 SET_HELP = "Override a spec key, e.g. --set seeds=[0] (repeatable)."
 
 
