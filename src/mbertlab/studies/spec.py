@@ -18,7 +18,7 @@ from mbertlab.runtime import DEVICE_SETTING
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
                "precision")
-SCALES = ("test", "lab", "gpu", "paper")  # gpu: one GPU, <= 10 minutes
+SCALES = ("test", "lab", "gpu", "paper")  # gpu: one H100-class GPU, <= 1 hour (`study plan` estimates it)
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,9 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     scales = data.pop("scales", {}) or {}
     if not isinstance(scales, dict) or any(k not in SCALES for k in scales):
         raise ConfigError(f"{path}: key 'scales': expected a mapping with keys among {', '.join(SCALES)}")
+    defined = [s for s in SCALES if s in scales or s == data.get("scale", "lab")]
+    if chosen not in defined:  # never run another scale's settings under this one's name
+        raise ConfigError(f"{path}: scale {chosen!r} is not defined by this spec (defined: {', '.join(defined)})")
     if chosen in scales:
         data = deep_merge(data, scales[chosen] or {})
     data = apply_overrides(data, overrides)

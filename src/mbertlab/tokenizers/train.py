@@ -75,6 +75,12 @@ def require_text(lang: str, path: Path) -> None:
 
 def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: Path) -> None:
     """Learn the vocabulary from `files` (language → one-sentence-per-line text) and save to `out`."""
+    _save(learn_tokenizer(config, files, out), config, out, len(special_tokens(config)))
+
+
+def learn_tokenizer(config: TokenizerConfig, files: dict[str, Path], out: Path):
+    """The learned `tokenizers.Tokenizer`, not yet saved (sentencepiece writes its reference model to `out`);
+    `study plan` reads its vocabulary size without importing transformers."""
     check_languages(config, files)
     chosen = {l: files[l] for l in (config.languages or sorted(files))}
     for lang, path in chosen.items():
@@ -84,12 +90,10 @@ def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: P
         lines = (line.lower() for line in lines)
     specials = special_tokens(config)
     if config.kind == "wordpiece":
-        tokenizer = _wordpiece(config, lines, specials)
-    elif config.kind == "sentencepiece":
-        tokenizer = _sentencepiece(config, lines, specials, out)
-    else:
-        tokenizer = _counted(config, lines, specials)
-    _save(tokenizer, config, out, len(specials))
+        return _wordpiece(config, lines, specials)
+    if config.kind == "sentencepiece":
+        return _sentencepiece(config, lines, specials, out)
+    return _counted(config, lines, specials)
 
 
 def _counted(config: TokenizerConfig, lines: Iterable[str], specials: list[str]):
