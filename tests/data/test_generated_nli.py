@@ -127,6 +127,6 @@ def test_other_files_do_not_depend_on_nli(tmp_path):
 
 
 def test_too_small_a_lexicon_is_a_config_error(tmp_path):
-    config = preset_config("quick", 0, {**SIZES, "lexicon": {"VERB": 4, "ADJ": 4, "ADV": 4}})
-    with pytest.raises(ConfigError, match="lexicon.VERB, ADJ or ADV"):
+    config = preset_config("quick", 0, {**SIZES, "lexicon": {"VERB": 4}})
+    with pytest.raises(ConfigError, match="lexicon.VERB must be at least 8"):
         generate_into(config, tmp_path)
