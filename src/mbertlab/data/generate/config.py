@@ -73,6 +73,10 @@ class GenerateConfig(Config):
     p_pronoun: float = 0.15
     p_name: float = 0.2
     tasks: TaskSizes = Field(default_factory=TaskSizes, description="Generated XNLI- and MLDoc-style sets.")
+    nli: Literal["verb-relations"] = Field("verb-relations", description="How the XNLI pairs are made (in the "
+                                           "hash: the files changed under the same settings). 'verb-relations': "
+                                           "one verb swapped for a synonym, antonym or unrelated verb, so lengths "
+                                           "and word overlap are alike in the three classes (data/generate/nli.py).")
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
