@@ -48,7 +48,7 @@ class World:
             return module
         from torch.nn.parallel import DistributedDataParallel
 
-        return DistributedDataParallel(module, broadcast_buffers=False)
+        return DistributedDataParallel(module, forward_sync_buffers=False)
 
     def sum(self, value: torch.Tensor) -> torch.Tensor:
         """The sum over ranks of a tensor on this rank's device (NCCL reduces GPU tensors only)."""
@@ -89,17 +89,27 @@ class World:
     @contextlib.contextmanager
     def failures(self, stage: str):
         """Turn a failed collective (a peer gone, or past the timeout) into one line naming this rank."""
-        if self.size == 1:
-            yield
-            return
-        import torch.distributed as dist
-
         try:
             yield
-        except dist.DistError as err:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        except RuntimeError as err:
+            if self.size == 1 or not collective_failure(err):
+                raise
             raise RankError(f"{stage}: rank {self.rank} of {self.size}: another rank failed or stopped answering "
-                            f"({first})") from err
+                            f"({short(err)})") from err
+
+
+def collective_failure(err: BaseException) -> bool:
+    """A process-group error: torch's own kinds, or the RuntimeError that gloo's and NCCL's transports raise
+    inside DDP's reducer."""
+    import torch.distributed as dist
+
+    return isinstance(err, dist.DistError) or bool(re.search(r"gloo|nccl|c10d|ProcessGroup", str(err), re.I))
+
+
+def short(err: BaseException) -> str:
+    """The gist of a backend's message: its first sentence, without the source location in brackets."""
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return re.sub(r"^\[[^\]]*\]\s*", "", text).split(". ")[0]
 
 
 def no_sync(module: torch.nn.Module):
@@ -127,7 +137,7 @@ def world_from_env(device: torch.device | None = None) -> World:
                                         device_id=device if cuda else None)
             except dist.DistError as err:
                 raise RankError(f"rank {rank} of {size}: no process group at {os.environ['MASTER_ADDR']}:"
-                                f"{os.environ.get('MASTER_PORT')} ({str(err).strip().splitlines()[0]})") from err
+                                f"{os.environ.get('MASTER_PORT')} ({short(err)})") from err
     return World(rank, size)
 
 

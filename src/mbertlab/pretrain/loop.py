@@ -125,6 +125,8 @@ def open_run(config: PretrainConfig, shards_dir: Path, out: Path | None, world: 
     if config.seq_len > model.config.max_position_embeddings:  # init_from: the loaded model's table counts
         raise ConfigError(f"pretrain: key 'seq_len': {config.seq_len} exceeds the {config.init_from} model's "
                           f"{model.config.max_position_embeddings} positions")
+    if world.rank:  # each rank its own dropout stream (rank 0's is one process's); weights come from rank 0
+        torch.manual_seed(config.seed + world.rank)
     model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay,
                             fused=device.type == "cuda" or None)  # fused made no difference on the CPU here
