@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from mbertlab.runtime import setup_torch
 from mbertlab.transfer.config import DataFile, TransferConfig
@@ -88,7 +89,7 @@ class Timer:
 
     def __init__(self, device: torch.device):
         self.device, self.first = device, None
-        self.handle = torch.optim.optimizer.register_optimizer_step_post_hook(self._stepped)
+        self.handle = register_optimizer_step_post_hook(self._stepped)
 
     def _stepped(self, *_) -> None:
         if self.first is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils._pytree import tree_leaves, tree_map
@@ -219,7 +220,7 @@ def reads_between_steps(simulator: Simulator):
     """Yields a list that ends up holding, for each pair of consecutive optimiser steps, the host reads made
     between them (the later step's forward and backward, and whatever followed the earlier step)."""
     marks: list[int] = []
-    handle = torch.optim.optimizer.register_optimizer_step_pre_hook(
+    handle = register_optimizer_step_pre_hook(
         lambda opt, args, kwargs: marks.append(len(simulator.host_reads)))
     counts: list[int] = []
     try:

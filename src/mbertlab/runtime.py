@@ -150,6 +150,21 @@ def attention_for(device, configured: str = "eager") -> str:
     return "sdpa" if device.type == "cuda" else configured
 
 
+def attention_bias(mask, attention: str):
+    """Hugging Face's 4-D attention mask from a padding mask ([B, S] with 1 at tokens, or [B, 1, 1, S] bool), made
+    without its check of whether the mask could be dropped (`padding_mask.all()`: a read of the device on every
+    forward): for eager attention the additive bias Hugging Face makes (0 at tokens, fp32's minimum at padding),
+    for SDPA a boolean mask. A batch known on the CPU to have no padding passes None instead."""
+    import torch
+
+    if mask is None:
+        return None
+    mask = (mask[:, None, None, :] if mask.dim() == 2 else mask).bool()  # [B, 1, 1, S]
+    if attention == "sdpa":
+        return mask.expand(-1, -1, mask.shape[-1], -1)  # [B, 1, S, S]
+    return torch.where(mask, 0.0, torch.finfo(torch.float32).min)
+
+
 def to_device(tensor, device):
     """`tensor` on `device`; to a GPU through pinned memory with an asynchronous copy, on the CPU untouched."""
     if tensor is None or tensor.device == device:

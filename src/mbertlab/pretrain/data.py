@@ -84,11 +84,16 @@ class MicroBatch:
     masked: Selection | None = None  # prepared on the CPU by `shard`
 
     def shard(self, rank: int, size: int) -> MicroBatch:
-        """Rank `rank`'s contiguous rows of `size` ranks, with their Selection (on the CPU, before `to`)."""
+        """Rank `rank`'s contiguous rows of `size` ranks, with their Selection and padding found on the CPU (before
+        `to`), so that no step reads them back from the device."""
         n = len(self.inputs)
         start, stop = n * rank // size, n * (rank + 1) // size
-        return MicroBatch(self.index, self.batch.rows(start, stop), self.inputs[start:stop],
-                          self.labels[start:stop], Selection.of(self.labels, start, stop))
+        batch = self.batch.rows(start, stop)
+        mask = batch.attention_mask  # [B, S] -> None without padding, else [B, 1, 1, S] (`runtime.attention_bias`)
+        padded = mask is not None and not bool(mask.all())
+        batch = replace(batch, attention_mask=mask[:, None, None, :].bool() if padded else None)
+        return MicroBatch(self.index, batch, self.inputs[start:stop], self.labels[start:stop],
+                          Selection.of(self.labels, start, stop))
 
     def selection(self) -> Selection:
         """The prepared Selection, or one found now (a micro-batch built by hand; on a GPU this waits)."""

@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
-from mbertlab.runtime import autocast_factory, bf16_supported, resolve_precision  # noqa: F401 (benchmarks import bf16_supported here)
+from mbertlab.runtime import (attention_bias, autocast_factory, bf16_supported,  # noqa: F401 (benchmarks import
+                              resolve_precision)  # bf16_supported here)
 from mbertlab.tokenizers.train import CLS_ID, PAD_ID, SEP_ID
 
 
@@ -63,10 +64,15 @@ def at_positions(hidden: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
     return hidden.flatten(0, 1).index_select(0, positions)
 
 
+def bias_for(model, mask: torch.Tensor | None) -> torch.Tensor | None:
+    """The model's 4-D attention mask from a padding mask (`runtime.attention_bias`: no read of the device)."""
+    return attention_bias(mask, model.config._attn_implementation)
+
+
 def pretraining_loss(model, batch, selection) -> torch.Tensor:
     """MLM (+ NSP) on one rank's slice, each term normalised by its global count (`Selection.total` masked
     positions, `Selection.rows` rows) so that summing gradients over ranks gives the full batch's gradient."""
-    out = model.bert(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+    out = model.bert(input_ids=batch.input_ids, attention_mask=bias_for(model, batch.attention_mask),
                      token_type_ids=batch.token_type_ids)
     hidden = out.last_hidden_state  # [B, S, H]
     logits = model.cls.predictions(at_positions(hidden, selection.positions))  # [M, V]
