@@ -193,6 +193,27 @@ def test_cache_with_k_equal_to_the_vocabulary_gives_the_live_loss(tmp_path, pair
     assert cached_dev == pytest.approx(live_dev, rel=1e-4)
 
 
+def test_ranks_slices_of_a_distillation_loss_sum_to_the_whole_micro_batch_gradient(tmp_path, pair_shards, teachers):
+    """What DDP sums: the gradients of three ranks' slices (rows of two languages split among them, each rank's
+    teachers grouped by language, its rows of the top-k cache) add up to the whole micro-batch's."""
+    keys = {**TINY, "objective": "distill", "teachers": teachers, "steps": 1, "mixing": "within_batch",
+            "hard_weight": 0.5, "temperature": 2.0}
+    config, shards = PretrainConfig.model_validate(keys), ShardReader(pair_shards)
+    cache_teacher_topk_into(config, pair_shards, tmp_path, 8)
+    cached_config = PretrainConfig.model_validate({**keys, "teacher_cache": str(tmp_path)})
+    student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["src"]) / "model")).eval()
+    [micro] = replay(config, pair_shards)
+    assert set(micro.batch.langs) == {"src", "fake"}  # rows of both languages
+    for distiller in (Distiller.from_config(config, shards), Distiller.from_config(cached_config, shards)):
+        student.zero_grad()
+        distiller.loss(student, micro).backward()
+        whole = [p.grad.clone() for p in student.parameters()]
+        student.zero_grad()
+        for rank in range(3):
+            distiller.loss(student, micro.shard(rank, 3)).backward()
+        assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(whole, student.parameters()))
+
+
 def test_bad_teacher_settings_are_config_errors(tmp_path, pair_shards, teachers):
     shards = ShardReader(pair_shards)
     def make(**k):
