@@ -36,11 +36,6 @@ class World:
     def main(self) -> bool:
         return self.rank == 0
 
-    def shard(self, batch: torch.Tensor) -> torch.Tensor:
-        """This rank's contiguous slice of the rows of a global batch."""
-        n = batch.shape[0]
-        return batch[n * self.rank // self.size: n * (self.rank + 1) // self.size]
-
     def wrap(self, module: torch.nn.Module) -> torch.nn.Module:
         """`module` under DistributedDataParallel when there are several ranks (bucketed all-reduces overlapped
         with the backward); BERT has no running statistics, so buffers are not re-broadcast every forward."""
