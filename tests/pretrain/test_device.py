@@ -162,3 +162,9 @@ def test_a_distillation_step_reads_nothing_back_from_the_device_but_the_logged_l
     with simulated_device(monkeypatch) as sim, reads_between_steps(sim) as cached:
         run(pair_shards, tmp_path / "cached", **student, teacher_cache=str(tmp_path / "cache"))
     assert (live, cached) == (LOGGED, LOGGED), sim.host_reads
+
+
+def test_log_every_is_not_part_of_the_artifact():
+    """How often the loss is read back changes no weight, so it changes no hash (as the device)."""
+    assert PretrainConfig(log_every=7).canonical_json() == PretrainConfig().canonical_json()
+    assert PretrainConfig(log_every=7).log_every == 7
