@@ -18,7 +18,7 @@ per task (compiled once with `--compile`) and reset to the initial weights each 
 
     python benchmarks/gpu_finetune.py [--device cuda] [--tasks upos ner xnli] [--sentences 2000]
     python benchmarks/gpu_finetune.py --device cpu --layers 1 --hidden 32 --heads 2 --vocab 1000 \\
-        --sentences 16 --dev 8 --rounds 1      # the plumbing, tiny, on the CPU
+        --sentences 70 --dev 8 --rounds 1      # the plumbing, tiny, on the CPU
     (needs the bench extra: pip install -e '.[bench]')
 """
 from __future__ import annotations
