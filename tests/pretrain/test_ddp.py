@@ -39,7 +39,7 @@ if hang and os.environ["RANK"] == "1":
     def slow(self, *a, **k):
         calls.append(1)
         if len(calls) == hang:
-            time.sleep(60)
+            time.sleep(20)
         return step(self, *a, **k)
     torch.optim.AdamW.step = slow
 from mbertlab.cli.main import main
