@@ -1,8 +1,8 @@
 """Exact checkpoint/resume of a pretraining run.
 
-Resume restores model, optimiser, every RNG (data draws and masking; each rank's own torch, Python, NumPy and CUDA) and
-the step, so a run killed with SIGKILL and resumed ends with the same weights (bitwise in fp32 on the CPU; on a
-GPU bitwise under deterministic algorithms, see docs/devices.md).
+Resume restores model, optimiser, every RNG (data draws and masking; each rank's own torch, Python, NumPy and
+CUDA generators) and the step, so a run killed with SIGKILL and resumed ends with the same weights (bitwise in
+fp32 on the CPU, also with several ranks; on a GPU bitwise under deterministic algorithms, see docs/devices.md).
 """
 from __future__ import annotations
 
