@@ -75,6 +75,8 @@ class PretrainConfig(Config):
                                       "pairs swapped (K et al. §3.2.2).")
     checkpoint_every: int = Field(500, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
+    log_every: int = Field(50, ge=1, exclude=True, description="Steps between reads of the training loss (each "
+                           "waits for the device); not part of the artifact's hash.")
     patience: int | None = Field(None, ge=1, description="Early stopping: stop once the dev loss, averaged over "
                                  "languages with each weighing the same (a balanced dev set), has not improved for "
                                  "this many evaluations (one every checkpoint_every steps); the saved model is the "
