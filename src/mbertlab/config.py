@@ -85,7 +85,8 @@ def bounded(low: float, high: float, why: str) -> AfterValidator:
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
-def _safe_name(value: str) -> str:
+def safe_name(value: str) -> str:
+    """`value` when it can name a file or folder inside another (no separator, no '..', not hidden)."""
     if not SAFE_NAME.fullmatch(value) or ".." in value:
         raise PydanticCustomError("name", "{value} is not a safe name: it names a file or folder, so at most 64 "
                                   "letters, digits, '_', '.' or '-', starting with a letter or digit, no '..'",
@@ -94,9 +95,8 @@ def _safe_name(value: str) -> str:
 
 
 # Shared value types: every config that names a language, a seed or a step count gets the same checks.
-SafeName = Annotated[str, AfterValidator(_safe_name)]  # a language or study: stays inside its folder
+SafeName = Annotated[str, AfterValidator(safe_name)]  # a language or study: stays inside its folder
 LanguageName = SafeName
-SafeNameOrEmpty = Annotated[str, AfterValidator(lambda v: v if v == "" else _safe_name(v))]  # '' names nothing
 Seed = Annotated[int, bounded(0, 2**32 - 1, "numpy and the corpus split take unsigned 32-bit seeds")]
 Steps = Annotated[int, bounded(1, 10**9, "a billion steps is beyond any run here; more is a typo")]
 Exponent = Annotated[float, bounded(0.0, 20.0, "n^alpha must stay a finite float for corpora up to 10^12 "
@@ -114,7 +114,7 @@ def unique(values: list) -> list:
 def check_safe_name(value: str, what: str) -> str:
     """`value` checked as a safe file or folder name outside a config (`what` names it in the error)."""
     try:
-        return _safe_name(value)
+        return safe_name(value)
     except PydanticCustomError as err:
         raise ConfigError(f"{what}: {err.message()}") from None
 

@@ -1,8 +1,8 @@
 """Table model: cells hold every seed's value so the report can show mean ± std."""
 from __future__ import annotations
 
-import html
 import math
+import re
 from dataclasses import dataclass, field
 
 
@@ -54,10 +54,14 @@ def delta(a: Cell, b: Cell) -> Cell:
     return Cell([], a.scale, a.digits)
 
 
+HTML_START = re.compile(r"<(?=[A-Za-z/!?])")  # what opens a tag, comment or declaration in CommonMark
+
+
 def markdown_text(text: str) -> str:
-    """User text (names, descriptions, labels) for Markdown: HTML's escapes, since Markdown passes raw HTML
-    through (a description's `<img onerror=...>` would run in a viewer)."""
-    return html.escape(text, quote=False)
+    """User text (names, descriptions, labels) for Markdown, where raw HTML passes through (a description's
+    `<img onerror=...>` would run in a viewer): every '<' that could open HTML becomes `&lt;`, as in the HTML
+    report; a '<' before a number (`<0.001`) or a '&' stays as written, since neither can open a tag."""
+    return HTML_START.sub("&lt;", text)
 
 
 def _cell(text: str) -> str:

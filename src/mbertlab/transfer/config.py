@@ -1,18 +1,21 @@
 """Transfer configs: which task, which data, which encoder mode, which optimisation grid."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_serializer, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_serializer, model_validator
 
-from mbertlab.config import (Config, LanguageName, Precision, SafeName, SafeNameOrEmpty, Seed, Steps, device_field,
-                             omit_defaults, precision_field)
+from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, omit_defaults,
+                             precision_field, safe_name)
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
 
 
+FileLanguage = Annotated[str, AfterValidator(lambda lang: lang and safe_name(lang))]  # '' (no name): scoring only
+
+
 class DataFile(Config):
-    lang: SafeNameOrEmpty = Field(description="Names prediction files; '' only when scoring.")
+    lang: FileLanguage = Field(description="The file's language; it names prediction files.")
     split: SafeName = Field("test", description="train, dev or test.")
     path: str
     format: Literal[DATA_FORMATS] = "conllu"
