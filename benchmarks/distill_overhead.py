@@ -27,9 +27,8 @@ import torch
 import torch.nn.functional as F
 
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
-from mbertlab.pretrain.data import IGNORE, Batch, Masker, MicroBatch
+from mbertlab.pretrain.data import Batch, Masker, MicroBatch, Selection
 from mbertlab.pretrain.distill import Distiller, logits_at, soft_label_loss, teacher_logits, topk_soft_label_loss
-from mbertlab.pretrain.distributed import World
 from mbertlab.pretrain.model import bf16_supported, new_model, pretraining_loss
 from mbertlab.runtime import setup_torch
 
@@ -65,9 +64,9 @@ def overhead(steps: int, chunk: int, warmup: int) -> float:
     shape = ModelShape(layers=LAYERS, hidden=HIDDEN, heads=HEADS)
     torch.manual_seed(0)
     teacher = new_model(shape, VOCAB).eval().requires_grad_(False)
-    distiller = Distiller(1.0, 0.0, World(), teachers={"x": teacher})
+    distiller = Distiller(1.0, 0.0, teachers={"x": teacher})
     steps_by_kind = {
-        "hard": lambda m, x, y: pretraining_loss(m, Batch(x, "x"), y, int((y != IGNORE).sum()), len(x)),
+        "hard": lambda m, x, y: pretraining_loss(m, Batch(x, "x"), Selection.of(y)),
         "distill": lambda m, x, y: distiller.loss(m, MicroBatch(0, Batch(x, "x"), x, y)),
     }
     models = {k: new_model(shape, VOCAB).train() for k in steps_by_kind}
@@ -126,10 +125,10 @@ def topk_errors(teacher_steps: int, ks: tuple[int, ...], n_batches: int = 8) -> 
         for _ in range(n_batches):
             batch = sampler.draw(state.data_rng, config.batch_size)
             inputs, labels = masker(batch.input_ids, state.mask_gen)
-            chosen = labels != IGNORE
+            chosen = Selection.of(labels)
             t_logits = teacher_logits({"src": teacher}, ["src"] * len(inputs), batch, inputs, chosen)
             q = F.softmax(t_logits.float(), -1)
-            logits = logits_at(student, inputs, chosen).detach().requires_grad_(True)
+            logits = logits_at(student, inputs, chosen.positions).detach().requires_grad_(True)
             full = soft_label_loss(logits, t_logits, reduction="sum")
             (g_full,) = torch.autograd.grad(full, logits)
             for k in ks:

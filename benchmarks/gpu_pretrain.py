@@ -8,10 +8,14 @@ settings: sdpa attention, `torch.compile` of the whole model, the full MLM head.
 model builder (`new_model`) and loss (`MaskedLM`, the masked-only head), sdpa on CUDA and eager on the CPU,
 `model.bert.compile()` as the loop does with `compile: true`. The sides alternate in chunks of steps.
 
-`mfu` = 6 * parameters * tokens/s over the matmul peak measured here (a large bf16 matmul, or fp32 where
-the run is fp32): the model FLOPs of the full-head model for both sides, so the masked-only head's saving
-counts as utilisation. Prints tokens/s and loss curves of both sides per vocabulary, `ratio_<vocab>=` and
-`mfu_<vocab>=`, then `mfu=` (ours, the lowest over the vocabularies) and last `ratio=` (the lowest).
+`mfu` = the matmul FLOPs each side executes per step × steps/s over the matmul peak measured here (a large
+bf16 matmul, or fp32 where the run is fp32). FLOPs per step (`step_flops`; a multiply-add is 2 FLOPs, the
+backward twice the forward, so 6 per weight per row): 6·T·L·12H² for the layers' weights (T = batch·seq tokens),
+12·T·L·S·H for attention's scores and weighted sums, and 6·R·(H² + H·V) for the MLM head's transform and
+decoder over the R rows it runs on: every token for Hugging Face's full head, the masked positions only for ours
+(15%: the masked-only head is credited with the work it does, not with the full head's). Prints tokens/s, mfu and
+GFLOP per step and loss curves of both sides per vocabulary, `ratio_<vocab>=` and `mfu_<vocab>=`, then `mfu=`
+(ours, the lowest over the vocabularies) and last `ratio=` (the lowest).
 
     python benchmarks/gpu_pretrain.py [--device cuda] [--vocab 30000 120000] [--steps 100]
     python benchmarks/gpu_pretrain.py --device cpu --layers 2 --hidden 64 --heads 2 --batch 4 --seq 16 \\
@@ -29,7 +33,6 @@ import torch
 
 from mbertlab.pretrain.config import ModelShape
 from mbertlab.pretrain.data import Batch, Masker, MicroBatch
-from mbertlab.pretrain.distributed import World
 from mbertlab.pretrain.model import bf16_supported, new_model
 from mbertlab.pretrain.objective import MaskedLM
 from mbertlab.runtime import setup_torch
@@ -67,20 +70,26 @@ def matmul_peak(device: torch.device, dtype: torch.dtype) -> float:
     return 2 * n**3 / statistics.median(times)
 
 
-def batches(args, vocab: int, n: int, device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Zipfian token streams with BERT's 15% masking, made on the CPU and copied (pinned, async) to the device."""
+def batches(args, vocab: int, n: int, device: torch.device) -> list[MicroBatch]:
+    """Zipfian token streams with BERT's 15% masking, made on the CPU with their masked positions (as the loop
+    draws them) and copied (pinned, async) to the device."""
     gen = torch.Generator().manual_seed(0)
     probs = 1.0 / torch.arange(1, vocab - N_SPECIALS + 1) ** 1.1
     masker = Masker(vocab, N_SPECIALS, MASK_PROB)
     out = []
-    for _ in range(n):
+    for i in range(n):
         ids = torch.multinomial(probs, args.batch * args.seq, replacement=True, generator=gen)
         inputs, labels = masker(ids.view(args.batch, args.seq) + N_SPECIALS, gen)
-        if device.type == "cuda":
-            inputs, labels = inputs.pin_memory(), labels.pin_memory()
-        out.append((inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)))
+        out.append(MicroBatch(i, Batch(inputs, "x"), inputs, labels).shard(0, 1).to(device))
     sync(device)
     return out
+
+
+def step_flops(args, vocab: int, head_rows: float) -> float:
+    """Matmul FLOPs of one training step (module docstring): layers, attention, and the head over `head_rows`."""
+    tokens, h = args.batch * args.seq, args.hidden
+    return 6 * tokens * args.layers * 12 * h * h + 12 * tokens * args.layers * args.seq * h + \
+        6 * head_rows * (h * h + h * vocab)
 
 
 @dataclass
@@ -88,7 +97,7 @@ class Side:
     name: str
     model: torch.nn.Module
     opt: torch.optim.Optimizer
-    loss: object  # (model, inputs, labels) -> loss
+    loss: object  # (model, micro-batch) -> loss
     times: list[float] = field(default_factory=list)  # seconds per timed step (chunk time / chunk steps)
     losses: list[float] = field(default_factory=list)
 
@@ -102,7 +111,7 @@ def make_side(name: str, args, vocab: int, device: torch.device, compile_: bool)
                             num_attention_heads=args.heads, intermediate_size=4 * args.hidden,
                             hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout)
         model = BertForMaskedLM._from_config(config, attn_implementation="sdpa").to(device)
-        loss = lambda m, x, y: m(input_ids=x, labels=y).loss  # noqa: E731
+        loss = lambda m, micro: m(input_ids=micro.inputs, labels=micro.labels).loss  # noqa: E731
         if compile_:
             model.compile()
     else:
@@ -110,8 +119,7 @@ def make_side(name: str, args, vocab: int, device: torch.device, compile_: bool)
         shape = ModelShape(layers=args.layers, hidden=args.hidden, heads=args.heads, max_positions=512,
                            dropout=args.dropout, attention=attention)
         model = new_model(shape, vocab).to(device)
-        objective = MaskedLM(World())
-        loss = lambda m, x, y: objective.loss(m, MicroBatch(0, Batch(x, "x"), x, y))  # noqa: E731
+        loss = MaskedLM().loss
         if compile_:
             model.bert.compile()  # as the loop does: parameter names stay the same
     model.train()
@@ -124,9 +132,8 @@ def run_chunk(side: Side, data: list, steps: range, device: torch.device, timed:
     sync(device)
     start = time.perf_counter()
     for i in steps:
-        x, y = data[i]
         with autocast(device):
-            loss = side.loss(side.model, x, y)
+            loss = side.loss(side.model, data[i])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(side.model.parameters(), 1.0)
         side.opt.step()
@@ -138,8 +145,9 @@ def run_chunk(side: Side, data: list, steps: range, device: torch.device, timed:
     side.losses += [float(v) for v in losses]
 
 
-def compare(args, vocab: int, device: torch.device, compile_: bool) -> tuple[dict[str, float], Side, Side]:
-    """Tokens/s of both sides on the same batches, the sides alternating chunk by chunk after the warm-up."""
+def compare(args, vocab: int, device: torch.device, compile_: bool) -> tuple[dict[str, float], dict, Side, Side]:
+    """Tokens/s of both sides on the same batches, the sides alternating chunk by chunk after the warm-up, and the
+    FLOPs each executes per step."""
     data = batches(args, vocab, args.warmup + args.steps, device)
     sides = [make_side(name, args, vocab, device, compile_) for name in ("hf", "ours")]
     for side in sides:
@@ -148,20 +156,23 @@ def compare(args, vocab: int, device: torch.device, compile_: bool) -> tuple[dic
         for side in sides:
             run_chunk(side, data, range(start, min(start + args.chunk, args.warmup + args.steps)), device, True)
     tokens = args.batch * args.seq
-    return {s.name: tokens / statistics.median(s.times) for s in sides}, *sides
+    masked = statistics.fmean(m.masked.total for m in data)  # counted on the CPU when drawn
+    flops = {"hf": step_flops(args, vocab, tokens), "ours": step_flops(args, vocab, masked)}
+    return {s.name: tokens / statistics.median(s.times) for s in sides}, flops, *sides
 
 
 def parameters(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())  # tied decoder and word embeddings counted once
 
 
-def report(vocab: int, rate: dict[str, float], hf: Side, ours: Side, peak: float) -> tuple[float, float]:
-    flops = 6 * parameters(hf.model)
-    mfu = {name: flops * r / peak for name, r in rate.items()}
+def report(args, vocab: int, rate: dict[str, float], flops: dict[str, float], hf: Side, ours: Side,
+           peak: float) -> tuple[float, float]:
+    tokens = args.batch * args.seq
+    mfu = {name: flops[name] * r / tokens / peak for name, r in rate.items()}
     gap = statistics.fmean(a - b for a, b in zip(ours.losses, hf.losses))
     for side in (hf, ours):
         print(f"vocab {vocab:>6} {side.name:>4}: {rate[side.name]:13,.1f} tokens/s  mfu {mfu[side.name]:6.2%}  "
-              f"loss {side.losses[0]:.3f} -> {side.losses[-1]:.3f}")
+              f"{flops[side.name] / 1e9:,.4f} GFLOP/step  loss {side.losses[0]:.3f} -> {side.losses[-1]:.3f}")
     print(f"vocab {vocab:>6}: {parameters(hf.model):,} parameters, mean loss gap ours - hf {gap:+.4f}")
     print(f"ratio_{vocab}={rate['ours'] / rate['hf']:.3f}")
     print(f"mfu_{vocab}={mfu['ours']:.4g}")
@@ -197,8 +208,8 @@ def main() -> None:
           f"heads, batch {args.batch} x {args.seq}, {args.steps} timed steps after {args.warmup}")
     results = []
     for vocab in args.vocab:
-        rate, hf, ours = compare(args, vocab, device, compile_)
-        results.append(report(vocab, rate, hf, ours, peak))
+        rate, flops, hf, ours = compare(args, vocab, device, compile_)
+        results.append(report(args, vocab, rate, flops, hf, ours, peak))
         del hf, ours
         if device.type == "cuda":
             torch.cuda.empty_cache()

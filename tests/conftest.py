@@ -5,6 +5,10 @@ from pathlib import Path
 
 import pytest
 
+# cuBLAS's deterministic mode is read when cuBLAS starts, so it is set before any test touches a GPU (a test that
+# set it itself would find it already read); on the CPU it changes nothing.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("MBERTLAB_SHARED_DATA", REPO.parent / "shared" / "data"))
 
@@ -26,6 +30,21 @@ def pytest_configure(config):
         from mbertlab.runtime import cpu_count
 
         os.environ["MBERTLAB_THREADS"] = str(max(1, cpu_count() // int(workers)))
+    config.addinivalue_line("markers", "cuda: runs on a CUDA GPU (every other test is kept on the CPU)")
+
+
+@pytest.fixture(autouse=True)
+def _cpu_unless_marked_cuda(request, monkeypatch):
+    """On a GPU machine `device: auto` would send the CPU suite to the GPU, where its bitwise CPU results cannot
+    hold: tests not marked `cuda` see no GPU, in this process and in the processes they start."""
+    if request.node.get_closest_marker("cuda"):
+        return
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    try:
+        import torch
+    except ImportError:
+        return
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -9,6 +9,9 @@ tensors to be on the same device"); `.numpy()` of a device tensor fails too, as 
 under it with its real numbers; the mode also counts where the model's arithmetic ran (`device_compute`,
 `cpu_compute`), so a stage that ignores the device (everything on the CPU, nothing mixed) fails as well.
 
+The mode also counts host reads (`host_reads`): the operations that make the host wait for a GPU (`.item()`,
+`int()`/`float()`/`bool()` of a device tensor, boolean-mask indexing and `nonzero`, `.cpu()`, `.tolist()`).
+
 The CUDA-only branches (pinned memory, the prefetching thread, fused optimisers, SDPA, CUDA RNG states) do not
 run here: `device.type` is `meta`. Tests that need them are marked to run where a GPU is present.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils._pytree import tree_leaves, tree_map
@@ -50,6 +54,8 @@ class OnDevice(torch.Tensor):
         return f"OnDevice({self.inner!r})"
 
     def tolist(self):  # copies to the host, as on CUDA
+        for simulator in _ACTIVE:
+            simulator.host_reads.append("tolist")
         return self.inner.tolist()
 
     def numpy(self, *, force: bool = False):
@@ -62,6 +68,22 @@ class OnDevice(torch.Tensor):
         raise RuntimeError(f"{func}: a simulated-device tensor used outside simulated_device()")
 
 
+_ACTIVE: list = []  # the Simulator in use (for `OnDevice.tolist`, which runs outside the dispatcher)
+# Operations whose result's size or value the host must read from the device (a wait for it on CUDA).
+SYNCING = {aten._local_scalar_dense.default, aten.nonzero.default, aten.masked_select.default}
+
+
+def _reads_host(func, args, placed: list[bool]) -> bool:
+    """A wait on the device: a value or size read back, or indexing by a boolean mask (a hidden `nonzero`)."""
+    if not any(placed):
+        return False
+    if func in SYNCING:
+        return True
+    if func in (aten.index.Tensor, aten.index_put.default, aten.index_put_.default, aten._index_put_impl_.default):
+        return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in args[1] if i is not None)
+    return False
+
+
 def _on_device(value) -> bool:
     return isinstance(value, (torch.device, str)) and torch.device(value) == DEVICE
 
@@ -72,6 +94,7 @@ class Simulator(TorchDispatchMode):
         self.violations: list[str] = []
         self.device_compute = 0
         self.cpu_compute: list[str] = []
+        self.host_reads: list[str] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -83,6 +106,8 @@ class Simulator(TorchDispatchMode):
         if any(placed) and strays and func not in MIXED_OK:
             self.violations.append(f"{func}: a CPU tensor of shape {tuple(strays[0].shape)} among device tensors")
             raise RuntimeError(f"Expected all tensors to be on the same device: {self.violations[-1]}")
+        if _reads_host(func, args, placed):
+            self.host_reads.append(str(func))
         if func in COMPUTE:
             if any(placed):
                 self.device_compute += 1
@@ -111,6 +136,8 @@ class Simulator(TorchDispatchMode):
         inner = source.inner if isinstance(source, OnDevice) else source
         out = aten._to_copy.default(inner, **{k: v for k, v in kwargs.items() if k != "device"})
         if target is not None and not _on_device(target):
+            if isinstance(source, OnDevice):  # .cpu(): a copy back to the host
+                self.host_reads.append("to cpu")
             return out
         return OnDevice(out) if target is not None or isinstance(source, OnDevice) else out
 
@@ -175,10 +202,29 @@ def simulated_device(monkeypatch):
 
     monkeypatch.setattr(PreTrainedModel, "from_pretrained", classmethod(_outside(PreTrainedModel.from_pretrained)))
     with Simulator() as simulator, Literals():
-        yield simulator
+        _ACTIVE.append(simulator)
+        try:
+            yield simulator
+        finally:
+            _ACTIVE.remove(simulator)
 
 
 def assert_ran_on_device(simulator: Simulator) -> None:
     assert simulator.violations == []
     assert simulator.cpu_compute == [], f"model arithmetic ran on the CPU: {sorted(set(simulator.cpu_compute))}"
     assert simulator.device_compute > 0
+
+
+@contextlib.contextmanager
+def reads_between_steps(simulator: Simulator):
+    """Yields a list that ends up holding, for each pair of consecutive optimiser steps, the host reads made
+    between them (the later step's forward and backward, and whatever followed the earlier step)."""
+    marks: list[int] = []
+    handle = register_optimizer_step_pre_hook(
+        lambda opt, args, kwargs: marks.append(len(simulator.host_reads)))
+    counts: list[int] = []
+    try:
+        yield counts
+    finally:
+        handle.remove()
+        counts.extend(b - a for a, b in zip(marks, marks[1:]))

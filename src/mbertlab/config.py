@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
-from typing import Any, Iterable, Literal, TypeVar, get_args
+from typing import Annotated, Any, Iterable, Literal, TypeVar, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from mbertlab.errors import ConfigError
 from mbertlab.runtime import DEVICE_SETTING
@@ -20,16 +23,100 @@ from mbertlab.runtime import DEVICE_SETTING
 C = TypeVar("C", bound="Config")
 
 
-class Config(BaseModel):
-    """Base of every stage and spec config: frozen, strict about keys."""
+INT64_MAX = 2**63 - 1  # what torch, numpy and SQLite hold; a bigger integer overflows deep inside them
 
-    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+class Config(BaseModel):
+    """Base of every stage and spec config: frozen, strict about keys, finite floats (an `.inf` or `.nan`
+    would run as NaN probabilities or losses), no booleans where numbers are meant (pydantic reads `true`
+    as 1) and no integer beyond 64 bits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=(), allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_not_bools(cls, data: Any) -> Any:
+        """One check of every field's raw value, before pydantic's own (a field validator on every field would
+        clash with discriminated unions)."""
+        if not isinstance(data, dict):
+            return data
+        problems = [InitErrorDetails(type=problem, loc=(name,), input=value) for name, value in data.items()
+                    if name in cls.model_fields and (problem := _number_problem(cls.model_fields[name], value))]
+        if problems:
+            raise ValidationError.from_exception_data(cls.__name__, problems)
+        return data
 
     def canonical_json(self) -> str:
         return canonical_json(self.model_dump(mode="json"))
 
     def content_hash(self, inputs: Iterable[str] = ()) -> str:
         return content_hash(self.model_dump(mode="json"), inputs)
+
+
+def _number_problem(field: FieldInfo, value: Any) -> PydanticCustomError | None:
+    """A boolean where the field takes none (pydantic reads `true` as 1), or an integer beyond 64 bits; in the
+    value or one level down (a list's items, a mapping's values)."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    if not _admits_bool(field.annotation) and any(isinstance(v, bool) for v in (value, *items)):
+        return PydanticCustomError("bool", "expected a number, got a boolean (true/false)")
+    if any(isinstance(v, int) and abs(v) > INT64_MAX for v in (value, *items)):
+        return PydanticCustomError("int64", "{value} is beyond a 64-bit integer", {"value": value})
+    return None
+
+
+def _admits_bool(annotation: Any) -> bool:
+    """Whether a field's type takes a boolean anywhere (bool, Any, or a union or container holding them); a
+    sub-config checks its own fields."""
+    if annotation is bool or annotation is Any or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return True
+    return any(_admits_bool(arg) for arg in get_args(annotation) if not isinstance(arg, (str, int, float)))
+
+
+def bounded(low: float, high: float, why: str) -> AfterValidator:
+    """A range check whose message says why the bound is there (pydantic's `le` only names the number)."""
+    def check(value: float) -> float:
+        if not low <= value <= high:
+            raise PydanticCustomError("range", "expected {low} to {high} ({why}), got {value}",
+                                      {"low": low, "high": high, "why": why, "value": value})
+        return value
+    return AfterValidator(check)
+
+
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def safe_name(value: str) -> str:
+    """`value` when it can name a file or folder inside another (no separator, no '..', not hidden)."""
+    if not SAFE_NAME.fullmatch(value) or ".." in value:
+        raise PydanticCustomError("name", "{value} is not a safe name: it names a file or folder, so at most 64 "
+                                  "letters, digits, '_', '.' or '-', starting with a letter or digit, no '..'",
+                                  {"value": repr(value)})
+    return value
+
+
+# Shared value types: every config that names a language, a seed or a step count gets the same checks.
+SafeName = Annotated[str, AfterValidator(safe_name)]  # a language or study: stays inside its folder
+LanguageName = SafeName
+Seed = Annotated[int, bounded(0, 2**32 - 1, "numpy and the corpus split take unsigned 32-bit seeds")]
+Steps = Annotated[int, bounded(1, 10**9, "a billion steps is beyond any run here; more is a typo")]
+Exponent = Annotated[float, bounded(0.0, 20.0, "n^alpha must stay a finite float for corpora up to 10^12 "
+                                    "sentences")]
+
+
+def unique(values: list) -> list:
+    """`values` unchanged when none repeats: a language listed twice would write its folder twice."""
+    repeated = sorted({str(v) for v in values if values.count(v) > 1})
+    if repeated:
+        raise PydanticCustomError("unique", "{repeated} listed more than once", {"repeated": ", ".join(repeated)})
+    return values
+
+
+def check_safe_name(value: str, what: str) -> str:
+    """`value` checked as a safe file or folder name outside a config (`what` names it in the error)."""
+    try:
+        return safe_name(value)
+    except PydanticCustomError as err:
+        raise ConfigError(f"{what}: {err.message()}") from None
 
 
 def device_field() -> Any:
@@ -89,7 +176,7 @@ def format_validation_error(err: ValidationError, source: str) -> str:
     """One line per problem: `source: key 'a.b': message`."""
     lines = []
     for problem in err.errors():
-        key = ".".join(str(p) for p in problem["loc"]) or "<root>"
+        key = ".".join(str(p) for p in problem["loc"] if p != "[key]") or "<root>"  # a mapping's key: its own name
         msg = problem["msg"]
         if problem["type"] == "extra_forbidden":
             msg = "unknown key"
@@ -113,7 +200,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         raise ConfigError(f"--set {text!r}: expected KEY=VALUE")
     key, raw = text.split("=", 1)
     try:
-        value = yaml.safe_load(raw) if raw else ""
+        value = yaml.load(raw, Loader=UniqueKeyLoader) if raw else ""
     except yaml.YAMLError:
         value = raw
     return key.strip().split("."), value
@@ -145,12 +232,37 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_yaml(path: str | Path, loader: type = yaml.SafeLoader) -> dict[str, Any]:
+class UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the last silently). Keys
+    merged in with `<<:` may be overridden, as YAML allows."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice (lines {seen[key]} and {line})", key_node.start_mark)
+            seen.setdefault(key, line)
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any]:
+    """A YAML file's content ({} when empty); bad UTF-8, bad syntax or a repeated key are one-line errors."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
+    raw = path.read_bytes()
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 (byte {raw[err.start]:#04x} at offset {err.start})") from None
+    try:
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

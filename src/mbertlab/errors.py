@@ -32,5 +32,10 @@ class ArtifactError(MbertlabError):
     """An artifact is missing, incomplete or of the wrong stage."""
 
 
+class StorageError(MbertlabError):
+    """The file system refused a read or write: a name too long, no permission, a read-only or full disk, a
+    corrupt results.db (`store.faults` words each case)."""
+
+
 class DownloadError(MbertlabError):
     """A download failed or did not match its checksum."""

@@ -71,9 +71,13 @@ DEVICE_SETTING = r"^(auto|cpu|cuda(:\d+)?)$"  # what a config's `device` accepts
 RUNTIME_FILE = "runtime.json"  # what a stage ran on; the artifact store moves it into meta.json
 
 
-def local_rank() -> int:
-    """This process's GPU under torchrun (LOCAL_RANK) or SLURM (SLURM_LOCALID); 0 alone."""
-    return int(os.environ.get("LOCAL_RANK", os.environ.get("SLURM_LOCALID", "0")))
+def local_rank(visible: int) -> int:
+    """This process's GPU among the `visible` ones: LOCAL_RANK under torchrun; under srun SLURM_LOCALID when the
+    node's tasks share its GPUs (that many visible), else 0 (one GPU per task: each task sees only its own)."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    slurm = int(os.environ.get("SLURM_LOCALID", "0"))
+    return slurm if slurm < visible else 0
 
 
 def resolve_device(setting: str = "auto"):
@@ -89,7 +93,8 @@ def resolve_device(setting: str = "auto"):
         raise ConfigError(f"key 'device': expected auto, cpu, cuda or cuda:N, got {setting!r}")
     if setting == "cpu" or (setting == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu")
-    return _accelerator(int(setting.split(":")[1]) if ":" in setting else local_rank(), setting)
+    return _accelerator(int(setting.split(":")[1]) if ":" in setting else local_rank(torch.cuda.device_count()),
+                        setting)
 
 
 def _accelerator(index: int, setting: str):
@@ -143,6 +148,21 @@ def attention_for(device, configured: str = "eager") -> str:
     """Hugging Face attention: SDPA (flash / memory-efficient kernels) on CUDA; on the CPU the configured one
     (eager measured fastest in bf16 here, shared notes section 3)."""
     return "sdpa" if device.type == "cuda" else configured
+
+
+def attention_bias(mask, attention: str):
+    """Hugging Face's 4-D attention mask from a padding mask ([B, S] with 1 at tokens, or [B, 1, 1, S] bool), made
+    without its check of whether the mask could be dropped (`padding_mask.all()`: a read of the device on every
+    forward): for eager attention the additive bias Hugging Face makes (0 at tokens, fp32's minimum at padding),
+    for SDPA a boolean mask. A batch known on the CPU to have no padding passes None instead."""
+    import torch
+
+    if mask is None:
+        return None
+    mask = (mask[:, None, None, :] if mask.dim() == 2 else mask).bool()  # [B, 1, 1, S]
+    if attention == "sdpa":
+        return mask.expand(-1, -1, mask.shape[-1], -1)  # [B, 1, S, S]
+    return torch.where(mask, 0.0, torch.finfo(torch.float32).min)
 
 
 def to_device(tensor, device):

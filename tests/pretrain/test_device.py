@@ -19,7 +19,11 @@ from tests.simulated_device import assert_ran_on_device, simulated_device
 
 TINY = {"model": {"layers": 1, "hidden": 16, "heads": 2, "max_positions": 32}, "batch_size": 8, "seq_len": 16,
         "steps": 3, "checkpoint_every": 2, "warmup": 1, "eval_batches": 1}
-needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def needs_cuda(test):
+    """Runs on the GPU (tests/conftest.py keeps the others on the CPU), skipped without one."""
+    return pytest.mark.cuda(pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")(test))
 
 
 def run(shards: Path, out: Path, **keys) -> Path:
@@ -111,7 +115,9 @@ def test_a_killed_gpu_run_resumes_to_the_same_weights(monkeypatch, tmp_path, src
     checkpoint (as a kill would leave it) and resumed ends with the weights of an uninterrupted run."""
     from safetensors.torch import load_file
 
-    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS's deterministic mode
+    import os
+
+    assert os.environ.get("CUBLAS_WORKSPACE_CONFIG") in (":4096:8", ":16:8")  # exported by tests/conftest.py
     torch.use_deterministic_algorithms(True, warn_only=False)
     try:
         keys = {"device": "cuda", "precision": "fp32", "steps": 4, "checkpoint_every": 2,
@@ -125,3 +131,40 @@ def test_a_killed_gpu_run_resumes_to_the_same_weights(monkeypatch, tmp_path, src
     a = load_file(str(whole / "model" / "model.safetensors"))
     b = load_file(str(resumed / "model" / "model.safetensors"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+STEADY = {"steps": 6, "checkpoint_every": 6, "log_every": 3, "accumulation": 2, "device": "cuda"}
+LOGGED = [0, 0, 1, 0, 0]  # between steps k and k+1 (k = 1..5): one read after step 3, its logged loss
+
+
+@pytest.mark.parametrize("layout", [{}, {"layout": "pairs", "nsp": True}], ids=["stream", "pairs+nsp"])
+def test_a_pretraining_step_reads_nothing_back_from_the_device_but_the_logged_loss(monkeypatch, tmp_path,
+                                                                                    pair_shards, layout):
+    from tests.simulated_device import reads_between_steps
+
+    with simulated_device(monkeypatch) as sim, reads_between_steps(sim) as reads:
+        run(pair_shards, tmp_path, **STEADY, **layout)
+    assert reads == LOGGED, sim.host_reads
+
+
+def test_a_distillation_step_reads_nothing_back_from_the_device_but_the_logged_loss(monkeypatch, tmp_path,
+                                                                                     pair_shards, teachers):
+    """Live teachers over rows of two languages, and a student of the top-k cache."""
+    from mbertlab.pretrain.distill import cache_teacher_topk_into
+    from tests.simulated_device import reads_between_steps
+
+    student = {**STEADY, "objective": "distill", "teachers": teachers, "mixing": "within_batch", "hard_weight": 0.5}
+    (tmp_path / "cache").mkdir()
+    cache_teacher_topk_into(PretrainConfig.model_validate({**TINY, **student, "device": "cpu"}), pair_shards,
+                            tmp_path / "cache", k=5)
+    with simulated_device(monkeypatch) as sim, reads_between_steps(sim) as live:
+        run(pair_shards, tmp_path / "live", **student)
+    with simulated_device(monkeypatch) as sim, reads_between_steps(sim) as cached:
+        run(pair_shards, tmp_path / "cached", **student, teacher_cache=str(tmp_path / "cache"))
+    assert (live, cached) == (LOGGED, LOGGED), sim.host_reads
+
+
+def test_log_every_is_not_part_of_the_artifact():
+    """How often the loss is read back changes no weight, so it changes no hash (as the device)."""
+    assert PretrainConfig(log_every=7).canonical_json() == PretrainConfig().canonical_json()
+    assert PretrainConfig(log_every=7).log_every == 7

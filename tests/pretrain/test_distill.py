@@ -23,7 +23,7 @@ from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.balance import balance_score, final_mrr, teacher_dev_mrr
 from mbertlab.pretrain.checkpoint import TrainState, list_checkpoints
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
-from mbertlab.pretrain.data import IGNORE, MicroBatch, training_data
+from mbertlab.pretrain.data import IGNORE, MicroBatch, Selection, training_data
 from mbertlab.pretrain.distill import (
     Distiller,
     TopkCache,
@@ -31,7 +31,6 @@ from mbertlab.pretrain.distill import (
     soft_label_loss,
     topk_soft_label_loss,
 )
-from mbertlab.pretrain.distributed import World
 from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.pretrain.model import new_model, pretraining_loss
 from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, write_shards_into
@@ -130,7 +129,7 @@ def test_rows_are_distilled_from_their_own_languages_teacher(pair_shards, teache
     config = PretrainConfig.model_validate({**TINY, "objective": "distill", "teachers": teachers, "steps": 2,
                                             "mixing": "within_batch", "hard_weight": 0.3, "temperature": 1.5})
     shards = ShardReader(pair_shards)
-    distiller = Distiller.from_config(config, shards, World())
+    distiller = Distiller.from_config(config, shards)
     student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["src"]) / "model")).eval()
     vocab = {l: set(shards.tokens(l).tolist()) for l in shards.languages}
     for micro in replay(config, pair_shards):
@@ -151,12 +150,12 @@ def test_rows_are_distilled_from_their_own_languages_teacher(pair_shards, teache
 def test_hard_weight_one_is_the_mlm_loss(pair_shards, teachers):
     config = PretrainConfig.model_validate({**TINY, "objective": "distill", "teachers": teachers, "steps": 1,
                                             "hard_weight": 1.0})
-    distiller = Distiller.from_config(config, ShardReader(pair_shards), World())
+    distiller = Distiller.from_config(config, ShardReader(pair_shards))
     student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["fake"]) / "model"))
     for micro in replay(config, pair_shards):
         inputs, labels = micro.inputs, micro.labels
         masked = dataclasses.replace(micro.batch, input_ids=inputs)
-        want = pretraining_loss(student, masked, labels, int((labels != IGNORE).sum()), len(inputs))
+        want = pretraining_loss(student, masked, Selection.of(labels))
         assert distiller.loss(student, micro).item() == pytest.approx(want.item(), rel=1e-6)
 
 
@@ -167,8 +166,8 @@ def test_cache_with_k_equal_to_the_vocabulary_gives_the_live_loss(tmp_path, pair
     shards = ShardReader(pair_shards)
     cache_teacher_topk_into(config, pair_shards, tmp_path, shards.vocab_size)
     cached_config = PretrainConfig.model_validate({**keys, "teacher_cache": str(tmp_path)})
-    live = Distiller.from_config(config, shards, World())
-    cached = Distiller.from_config(cached_config, shards, World())
+    live = Distiller.from_config(config, shards)
+    cached = Distiller.from_config(cached_config, shards)
     assert cached.teachers is None  # no teacher runs
     student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["src"]) / "model")).eval()
     seen = 0
@@ -194,20 +193,41 @@ def test_cache_with_k_equal_to_the_vocabulary_gives_the_live_loss(tmp_path, pair
     assert cached_dev == pytest.approx(live_dev, rel=1e-4)
 
 
+def test_ranks_slices_of_a_distillation_loss_sum_to_the_whole_micro_batch_gradient(tmp_path, pair_shards, teachers):
+    """What DDP sums: the gradients of three ranks' slices (rows of two languages split among them, each rank's
+    teachers grouped by language, its rows of the top-k cache) add up to the whole micro-batch's."""
+    keys = {**TINY, "objective": "distill", "teachers": teachers, "steps": 1, "mixing": "within_batch",
+            "hard_weight": 0.5, "temperature": 2.0}
+    config, shards = PretrainConfig.model_validate(keys), ShardReader(pair_shards)
+    cache_teacher_topk_into(config, pair_shards, tmp_path, 8)
+    cached_config = PretrainConfig.model_validate({**keys, "teacher_cache": str(tmp_path)})
+    student = AutoModelForMaskedLM.from_pretrained(str(Path(teachers["src"]) / "model")).eval()
+    [micro] = replay(config, pair_shards)
+    assert set(micro.batch.langs) == {"src", "fake"}  # rows of both languages
+    for distiller in (Distiller.from_config(config, shards), Distiller.from_config(cached_config, shards)):
+        student.zero_grad()
+        distiller.loss(student, micro).backward()
+        whole = [p.grad.clone() for p in student.parameters()]
+        student.zero_grad()
+        for rank in range(3):
+            distiller.loss(student, micro.shard(rank, 3)).backward()
+        assert all(torch.allclose(g, p.grad, atol=1e-6) for g, p in zip(whole, student.parameters()))
+
+
 def test_bad_teacher_settings_are_config_errors(tmp_path, pair_shards, teachers):
     shards = ShardReader(pair_shards)
     def make(**k):
         return PretrainConfig.model_validate({**TINY, "objective": "distill", **k})
 
     with pytest.raises(ConfigError, match="missing"):
-        Distiller.from_config(make(teachers={"src": teachers["src"]}), shards, World())
+        Distiller.from_config(make(teachers={"src": teachers["src"]}), shards)
     with pytest.raises(ConfigError, match="neither"):
-        Distiller.from_config(make(teachers={**teachers, "src": str(tmp_path)}), shards, World())
+        Distiller.from_config(make(teachers={**teachers, "src": str(tmp_path)}), shards)
     new_model(ModelShape(layers=1, hidden=8, heads=1), shards.vocab_size + 1).save_pretrained(str(tmp_path / "odd"))
     with pytest.raises(ConfigError, match="vocabulary"):
-        Distiller.from_config(make(teachers={**teachers, "src": str(tmp_path / "odd")}), shards, World())
+        Distiller.from_config(make(teachers={**teachers, "src": str(tmp_path / "odd")}), shards)
     with pytest.raises(ConfigError, match="nsp"):
-        Distiller.from_config(make(teachers=teachers, nsp=True, layout="pairs"), shards, World())
+        Distiller.from_config(make(teachers=teachers, nsp=True, layout="pairs"), shards)
 
 
 def test_distillation_resumes_bitwise_after_sigkill(tmp_path, pair_shards, teachers):

@@ -132,6 +132,35 @@ def test_gpu_stages_and_torchrun(tmp_path, fake_slurm):
                        "-m", "mbertlab.studies.executors", "/x/p.pkl"]
 
 
+def test_two_nodes_with_one_gpu_per_task(tmp_path, fake_slurm, monkeypatch):
+    """`nodes: 2, gpus: 2`: one sbatch job of 2 nodes x 2 tasks, each task with its own GPU (srun starts the ranks,
+    no torchrun); each task then builds the stage in place (its rank from SLURM's environment)."""
+    spec = load_spec(write_spec(tmp_path / "toy.yaml", tmp_path, cells=["a"], seeds=[0],
+                                resources={"toy_make": {"gpus": 2, "nodes": 2, "partition": "gpu"}}))
+    submit_study(spec, context(tmp_path / "w"), "slurm")
+    make, score = submissions(fake_slurm)
+    assert (make["nodes"], make["ntasks-per-node"], make["gpus-per-task"]) == ("2", "2", "1")
+    assert "gpus-per-node" not in make and score.get("nodes", "1") == "1" and "gpus-per-task" not in score
+    monkeypatch.setattr("mbertlab.studies.executors.torchrun_command", lambda *a: pytest.fail("srun starts the ranks"))
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    [task] = [t for t in pickled_tasks(tmp_path / "w") if t.job.kind == "toy_make"]
+    assert task.nodes == 2 and Path(task()).parent.name == "toy_make"  # the artifact itself, not a payload
+
+
+def pickled_tasks(workdir: Path) -> list:
+    """The StageTasks submitit pickled for the submitted jobs."""
+    import pickle
+
+    return [pickle.loads(p.read_bytes()).args[0] for p in (workdir / "slurm").rglob("*_submitted.pkl")]
+
+
+def test_nodes_only_for_stages_that_split_over_ranks():
+    with pytest.raises(ConfigError, match="s.yaml: key 'resources.toy_score.nodes': 2 asked"):
+        parse_resources({"default": {"cpus": 2}, "toy_score": {"nodes": 2}}, "s.yaml")
+    table = parse_resources({"default": {"gpus": 2, "nodes": 2}}, "s.yaml")
+    assert resources_for("toy_make", table).nodes == 2 and resources_for("toy_score", table).nodes == 1
+
+
 def test_resources_parse():
     table = parse_resources({"default": {"cpus": 4, "time_min": 30}, "toy_make": {"gpus": 1}}, "s.yaml")
     assert table["toy_make"] == Resources(gpus=1, cpus=4, time_min=30)

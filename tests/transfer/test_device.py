@@ -87,3 +87,29 @@ def test_transfer_meta_records_what_ran_and_the_device_leaves_the_hash_alone(tmp
                          data=data)
     assert again.path == built.path and not again.fresh
     assert "device" not in json.loads((built.path / "config.json").read_text())
+
+
+def test_a_fine_tuning_step_reads_nothing_back_from_the_device(monkeypatch, tmp_path, tiny):
+    """Between optimiser steps (no evaluation among them) the host never waits for the device."""
+    from tests.simulated_device import reads_between_steps
+
+    steady = {"steps": 6, "eval_every": 6, "max_train_sentences": 40, "batch_size": 8}
+    with simulated_device(monkeypatch) as sim, reads_between_steps(sim) as tagging:
+        transfer(tmp_path, tiny, "upos", task="upos", train=ud("src", "train"), evaluate=[ud("src", "test")], **steady)
+    with simulated_device(monkeypatch) as sim, reads_between_steps(sim) as classifying:
+        transfer(tmp_path, tiny, "doc", task="mldoc", train=mldoc(tmp_path, tiny, "train"),
+                 evaluate=[mldoc(tmp_path, tiny, "test")], **steady)
+    assert (tagging, classifying) == ([0] * 5, [0] * 5), sim.host_reads
+
+
+def test_the_encoder_is_built_for_the_run_s_device(monkeypatch, tmp_path, tiny):
+    """Fine-tuning and probing ask `attention_for` about the device the run is on (SDPA on CUDA), not the CPU."""
+    import mbertlab.transfer.encoder as encoder
+
+    asked = []
+    monkeypatch.setattr(encoder, "attention_for", lambda device: asked.append(str(device)) or "eager")
+    with simulated_device(monkeypatch):
+        transfer(tmp_path, tiny, "tune", task="upos", train=ud("src", "train"), evaluate=[ud("src", "test")], steps=1)
+        transfer(tmp_path, tiny, "probe", task="upos", mode="probe", probe_layer=1, train=ud("src", "train"),
+                 evaluate=[ud("src", "test")], steps=1)
+    assert asked and set(asked) == {"meta:1"}

@@ -89,9 +89,15 @@ def _xnli(mode_random: bool, static_dir, tiny, tmp_path, monkeypatch) -> dict:
 
 @pytest.mark.slow
 def test_xnli_on_static_vectors_trains_and_scores_every_file(static_dir, tiny, tmp_path, monkeypatch):
-    # a random table of the same scale learns this generated XNLI about as well (measured 54% vs 51%): its
-    # labels are visible in length and order, so the vectors' content is checked by the lookup test above
+    # generated XNLI has no surface cue any more (its label is a sense relation between two verbs), which this
+    # tiny head on 600-sentence vectors does not learn (measured: chance); the vectors' content is checked by
+    # the lookup test above, the scoring here: every file scored, each score recomputed from its predictions
+    from mbertlab.formats.xnli import read_xnli
+
     trained = _xnli(False, static_dir, tiny, tmp_path, monkeypatch)
-    print("static XNLI", trained)
     assert set(trained) == {(l, s) for l in LANGS for s in ("dev", "test")}
-    assert trained[("src", "test")] > 0.45  # three balanced labels: chance 1/3
+    for (lang, split), value in trained.items():
+        written = list(read_xnli(tmp_path / "xnli-False" / "predictions" / f"xnli.{lang}.{split}.tsv"))
+        gold = list(read_xnli(tiny.data / "xnli" / f"{lang}.{split}.tsv"))[:len(written)]
+        assert len(written) == 150 and [w.premise for w in written] == [g.premise for g in gold]
+        assert value == pytest.approx(sum(w.label == g.label for w, g in zip(written, gold)) / len(written))

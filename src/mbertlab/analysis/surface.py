@@ -20,7 +20,7 @@ from mbertlab.formats.xnli import read_xnli
 FEATURES = ("premise_words", "hypothesis_words", "difference", "shared_types", "shared_tokens",
             "hypothesis_types_not_in_premise", "premise_types_not_in_hypothesis",
             "hypothesis_tokens_not_in_premise", "jaccard")
-L2 = 1e-3
+L2 = 1e-4
 
 
 def surface_features(pair: PairExample) -> list[float]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from pathlib import Path
 from typing import Optional
@@ -11,7 +12,8 @@ from rich.text import Text
 
 from mbertlab import __version__
 from mbertlab.cli.common import CliState, plain_console
-from mbertlab.errors import MbertlabError
+from mbertlab.errors import ConfigError, MbertlabError
+from mbertlab.store.faults import storage_fault
 
 # One module per command group, each exposing `register(app)`.
 COMMAND_MODULES = ("data", "generate", "corpus", "tokenizer", "pretrain", "transfer", "analysis", "study", "results")
@@ -24,6 +26,27 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 err_console = plain_console(stderr=True)
+
+
+class _WarningLines(logging.Handler):
+    """The library's warnings (e.g. pages skipped in a Wikipedia dump) as one `warning:` line each on stderr,
+    each distinct one once per command (a source read twice, to count then to build, warns once); without
+    it they would go only to the log.txt of the artifact being built."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.shown: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message not in self.shown:
+            self.shown.add(message)
+            err_console.print(Text.assemble(("warning:", "bold yellow"), " ", message), highlight=False,
+                              soft_wrap=True)
+
+
+warning_lines = _WarningLines()
+logging.getLogger("mbertlab").addHandler(warning_lines)
 
 
 def _version(value: bool) -> None:
@@ -41,6 +64,8 @@ def root(
     version: Optional[bool] = typer.Option(None, "--version", callback=_version, is_eager=True,
                                            help="Print the version and exit."),
 ) -> None:
+    if workdir.exists() and not workdir.is_dir():
+        raise ConfigError(f"--workdir {workdir}: not a directory")
     ctx.obj = CliState(workdir=workdir, debug=debug)
 
 
@@ -52,8 +77,9 @@ def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; user errors print one line (a traceback with --debug)."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    warning_lines.shown.clear()
     try:
-        rv = app(args=args, prog_name="mbertlab", standalone_mode=False)
+        rv = _call(args)
     except MbertlabError as err:
         if debug:
             raise
@@ -70,6 +96,17 @@ def run(argv: list[str] | None = None) -> int:
             err.show()
         return getattr(err, "exit_code", 2)
     return rv if isinstance(rv, int) else 0
+
+
+def _call(args: list[str]):
+    """The app's result; a file system's refusal (full disk, read-only workdir, long name) becomes one line."""
+    try:
+        return app(args=args, prog_name="mbertlab", standalone_mode=False)
+    except Exception as err:
+        fault = storage_fault(err)
+        if fault is None:
+            raise
+        raise fault from err
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""CLI: study list | validate | status | run | report | compare."""
+"""CLI: study list | validate | plan | status | run | report | compare."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,11 +8,12 @@ from rich.table import Table
 
 from mbertlab.cli.common import device_option, device_overrides, plain_console, state
 
-study_app = typer.Typer(help="Declarative studies: validate, run (resumable, locally or on SLURM), status, "
-                        "report, compare.", no_args_is_help=True)
+study_app = typer.Typer(help="Declarative studies: validate, plan (cost before running), run (resumable, locally "
+                        "or on SLURM), status, report, compare.", no_args_is_help=True)
 console = plain_console()
 
-SCALE_HELP = "Scale: test (seconds), lab (minutes on 2 CPU cores), gpu (minutes on one GPU), paper (GPUs)."
+SCALE_HELP = ("Scale: test (seconds), lab (minutes on 2 CPU cores), gpu (at most an hour on one GPU), paper (GPUs); "
+              "one the spec does not define is an error.")
 SET_HELP = "Override a spec key, e.g. --set seeds=[0] (repeatable)."
 
 
@@ -46,12 +47,16 @@ def one_line(description: str) -> str:
 
 @study_app.command("validate")
 def validate(
+    ctx: typer.Context,
     name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
     scale: str | None = typer.Option(None, help=SCALE_HELP),
     set_: list[str] = typer.Option([], "--set", help=SET_HELP),
 ) -> None:
-    """Check a spec (keys, languages, files) and the configs of every stage, building nothing."""
+    """Check a spec (keys, languages, files) and the configs of every stage, building nothing; then warn where
+    its intent cannot hold (`study plan`'s warnings)."""
+    from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.studies.executors import parse_resources
+    from mbertlab.studies.plan import plan_study
     from mbertlab.studies.runner import spec_section, study_jobs
     from mbertlab.studies.scorecard import parse_findings
 
@@ -60,6 +65,74 @@ def validate(
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
     parse_resources(spec_section(spec, "resources"), spec.source)
     console.print(f"{spec.name} ({spec.scale}): valid, {len(jobs)} stage jobs, {len(findings)} findings")
+    for warning in plan_study(spec, ArtifactStore(state(ctx).workdir), set_).warnings:
+        console.print(f"WARNING: {warning}")
+
+
+@study_app.command("plan")
+def plan(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
+    scale: str | None = typer.Option(None, help=SCALE_HELP),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON (for scripts)."),
+) -> None:
+    """What a run would build and cost, building nothing: stages by kind with what exists already, each
+    pretraining's shape, parameters, tokens, device-hours and disk, and the spec's warnings."""
+    import json
+
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.studies.plan import plan_study
+
+    spec = _spec(name, scale, set_)
+    result = plan_study(spec, ArtifactStore(state(ctx).workdir), set_)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=1))
+        return
+    print_plan(result)
+
+
+def print_plan(result) -> None:
+    """The plan as two tables (stage kinds, pretrainings), its totals, the model's constants and warnings."""
+    kinds = Table("kind", "jobs", "done", "partial", "missing", "tokens", "GPU", "CPU", "disk")
+    for k in result.kinds:
+        estimated = k.jobs - k.unestimated
+        cost = (f"{k.tokens:.3g}" if k.tokens else "", duration(k.gpu_hours), duration(k.cpu_hours),
+                size(k.disk_bytes) if k.disk_bytes else "") if estimated else ("", "", "", "")
+        if estimated and k.unestimated:
+            cost = (cost[0], f"{cost[1]} ({estimated} jobs)", f"{cost[2]} ({estimated} jobs)", cost[3])
+        kinds.add_row(k.kind, str(k.jobs), str(k.done), str(k.partial), str(k.missing), *cost)
+    console.print(kinds)
+    runs = Table("pretraining", "state", "shape", "vocab", "params", "tokens", "GPU", "CPU")
+    for p in result.pretrains:
+        runs.add_row(p.label, p.state, f"{p.layers}x{p.hidden}/{p.heads}", f"{p.vocab:,}",
+                     f"{p.parameters / 1e6:.2f}M", f"{p.tokens:.3g}", duration(p.gpu_hours), duration(p.cpu_hours))
+    if result.pretrains:
+        console.print(runs)
+        sources = sorted({p.vocab_from for p in result.pretrains})
+        console.print("vocabulary from: " + "; ".join(sources))
+    model = result.model
+    unestimated = ", ".join(k.kind for k in result.kinds if k.unestimated)
+    console.print(f"{result.study} ({result.scale}): ~{duration(result.gpu_hours)} on one {model['gpu']} "
+                  f"at {model['gpu_mfu']:.0%} MFU (assumed, not measured), "
+                  f"~{duration(sum(k.cpu_hours for k in result.kinds))} on {model['cpu']}; not estimated: "
+                  f"{unestimated or 'none'}. Shapes: layers x hidden / heads.")
+    for warning in result.warnings:
+        console.print(f"WARNING: {warning}")
+
+
+def duration(hours: float) -> str:
+    if hours >= 48:
+        return f"{hours / 24:,.0f} d"
+    return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.1f} min" if hours >= 1 / 60 else f"{hours * 3600:.1f} s"
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return ""
 
 
 @study_app.command("status")

@@ -95,11 +95,13 @@ def evaluate(
     device: Optional[str] = device_option(),
 ) -> None:
     """Predict a file with a saved model; writes predictions in the file's format and prints metrics as JSON."""
+    from mbertlab.config import parse_config
     from mbertlab.transfer.config import DataFile, TransferConfig
     from mbertlab.transfer.evaluate import evaluate_file
 
     task = TransferConfig.model_validate_json((run_dir / "config.json").read_text()).task
-    file = DataFile(lang=lang or gold.stem, split="eval", path=str(gold), format=fmt or get_task(task).format_of(gold))
+    file = parse_config(DataFile, {"lang": lang or gold.stem, "split": "eval", "path": str(gold),
+                                   "format": fmt or get_task(task).format_of(gold)}, "evaluate")
     metrics, path = evaluate_file(run_dir, file, out, device or "auto")
     typer.echo(json.dumps(metrics, indent=1))
     typer.echo(str(path))
@@ -135,12 +137,14 @@ def langid(
     from mbertlab.errors import ConfigError
     from mbertlab.store.artifacts import ArtifactStore, external
     from mbertlab.store.results import open_results
-    from mbertlab.transfer.langid import LangFile, LangIdConfig, run_langid_into
+    from mbertlab.config import parse_config
+    from mbertlab.transfer.langid import LangIdConfig, run_langid_into
 
     if any("=" not in t for t in text):
         raise ConfigError("--text expects LANG=PATH")
-    config = LangIdConfig(files=[LangFile(lang=t.split("=", 1)[0], path=t.split("=", 1)[1]) for t in text],
-                          sentences=sentences, seed=seed, device=device or "auto")
+    files = [{"lang": t.split("=", 1)[0], "path": t.split("=", 1)[1]} for t in text]
+    config = parse_config(LangIdConfig, {"files": files, "sentences": sentences, "seed": seed,
+                                         "device": device or "auto"}, "langid")
     workdir = state(ctx).workdir
     store = ArtifactStore(workdir)
     artifact, directory = _encoder(store, encoder)

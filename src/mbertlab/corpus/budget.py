@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from mbertlab.config import Config
+from mbertlab.config import Config, LanguageName
 from mbertlab.corpus.sampling import balanced_budget
 from mbertlab.corpus.stats import text_stats
 from mbertlab.errors import DataError
@@ -23,7 +23,7 @@ from mbertlab.store.layout import text_file, text_path
 
 
 class BudgetConfig(Config):
-    languages: dict[str, int] = Field(min_length=1, description="Language -> training sentences kept "
+    languages: dict[LanguageName, int] = Field(min_length=1, description="Language -> training sentences kept "
                                       "(the first n of the data's train file).")
     balanced: bool = Field(False, description="Cut every language to the smallest budget (Limisiewicz et al.'s "
                            "'balanced' data), via corpus.sampling.balanced_budget.")

@@ -1,6 +1,7 @@
-"""The corpus stage: per language, sentences from text / CoNLL-U / Wikipedia sources, NFC, optional
-de-duplication and fake script, budgets in sentences or characters (fixed, α-smoothed or balanced), split
-into train/dev by a seeded hash of each line, with statistics per split.
+"""The corpus stage: per language, sentences from text / CoNLL-U / Wikipedia sources (XML dumps, or
+pre-extracted JSON lines or Parquet), NFC, optional de-duplication and fake script, budgets in sentences or
+characters (fixed, α-smoothed or balanced), split into train/dev by a seeded hash of each line, with
+statistics per split.
 
 Streaming: de-duplication keeps an 8-byte hash per distinct sentence in an open-addressing table
 (16–32 bytes per sentence, `corpus.dedup`), nothing else grows with the input."""
@@ -11,26 +12,40 @@ import json
 from pathlib import Path
 from typing import Iterator, Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field, field_validator, model_serializer
 
-from mbertlab.config import Config, omit_defaults
+from mbertlab.config import Config, Exponent, LanguageName, Seed, omit_defaults, unique
 from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
 from mbertlab.corpus.stats import add_sizes, count_line, empty_stats
+from mbertlab.formats.conllu import read_conllu
+from mbertlab.formats.extracted import read_jsonl, read_parquet
+from mbertlab.formats.text import read_lines
+from mbertlab.formats.wikidump import read_wikidump
 from mbertlab.store.layout import text_file
+
+SOURCE_READERS = {  # the one list of source formats: `format` takes its keys
+    "text": read_lines,
+    "conllu": lambda path: (s.text for s in read_conllu(path, any_labels=True)),  # the text only: labels unread
+    "wikidump": read_wikidump,
+    "jsonl": read_jsonl,
+    "parquet": read_parquet,
+}
 
 
 class CorpusSource(Config):
     path: str
-    format: Literal["text", "conllu", "wikidump"] = "text"
+    format: Literal[tuple(SOURCE_READERS)] = Field("text", description=(
+        "text: one sentence per line; conllu: the sentences' text; wikidump: a MediaWiki XML dump (.xml or "
+        ".xml.bz2); jsonl, parquet: pre-extracted articles with a `text` field (the wikimedia/wikipedia layout)."))
 
 
 class CorpusLanguage(Config):
-    name: str
+    name: LanguageName
     sources: list[CorpusSource] = Field(min_length=1)
     fake_script: bool = Field(False, description="Rewrite every character in a disjoint script (K et al.).")
-    max_sentences: int | None = Field(None, description="Budget: keep at most this many sentences.")
+    max_sentences: int | None = Field(None, gt=0, description="Budget: keep at most this many sentences.")
     max_characters: int | None = Field(None, gt=0, description=(
         "Budget: stop once this many characters are kept (met to within one sentence)."))
 
@@ -43,28 +58,27 @@ class CorpusConfig(Config):
     languages: list[CorpusLanguage] = Field(min_length=1)
     dev_fraction: float = Field(0.02, gt=0.0, lt=0.5)
     dedup: bool = True
-    seed: int = 0
+    seed: Seed = 0
     sampling: Literal["none", "smoothed", "balanced"] = Field("none", description=(
         "Budgets across languages: smoothed p_l ∝ n_l^alpha of `total`, or every language cut to the smallest."))
     unit: Literal["sentences", "characters"] = Field("sentences", description="What budgets count.")
-    alpha: float = Field(0.7, ge=0.0, description="Smoothing exponent (1 = data proportions, 0 = uniform).")
+    alpha: Exponent = Field(0.7, description="Smoothing exponent (1 = data proportions, 0 = uniform).")
     total: int | None = Field(None, gt=0, description="Total budget for `smoothed` (default: all available).")
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):
         return omit_defaults(handler(self), self, ("sampling", "unit", "alpha", "total"))
 
+    @field_validator("languages")
+    @classmethod
+    def _one_entry_per_language(cls, languages: list[CorpusLanguage]) -> list[CorpusLanguage]:
+        """Each language is one folder of the corpus: a second entry would write into the first's."""
+        unique([lang.name for lang in languages])
+        return languages
+
 
 def source_sentences(source: CorpusSource) -> Iterator[str]:
-    from mbertlab.formats.conllu import read_conllu
-    from mbertlab.formats.text import read_lines
-    from mbertlab.formats.wikidump import read_wikidump
-
-    if source.format == "conllu":
-        return (s.text for s in read_conllu(source.path, any_labels=True))  # the text only: labels unread
-    if source.format == "wikidump":
-        return read_wikidump(source.path)
-    return read_lines(source.path)
+    return SOURCE_READERS[source.format](source.path)
 
 
 def _bucket(line: str, seed: int) -> float:

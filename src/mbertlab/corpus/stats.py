@@ -14,7 +14,7 @@ from typing import Iterator, Literal
 
 from pydantic import Field
 
-from mbertlab.config import Config
+from mbertlab.config import Config, LanguageName
 from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
@@ -29,7 +29,7 @@ class TaskTrainFile(Config):
 
 
 class SizeLanguage(Config):
-    name: str
+    name: LanguageName
     tasks: list[TaskTrainFile] = Field(default_factory=list)
 
 

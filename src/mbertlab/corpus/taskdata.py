@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config, omit_defaults
+from mbertlab.config import Config, LanguageName, omit_defaults
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.errors import DataError
 from mbertlab.formats.records import PairExample, TaggedSentence
@@ -35,7 +35,7 @@ class TaskFile(Config):
 
 
 class TaskLanguage(Config):
-    name: str
+    name: LanguageName
     fake_script: bool = False
     upos: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     ner: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")

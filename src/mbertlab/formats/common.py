@@ -4,10 +4,13 @@ from __future__ import annotations
 import os
 import unicodedata
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
 from mbertlab.errors import DataError
+
+MAX_LINE_BYTES = 16 * 2**20  # longer lines are refused while reading, before they fill memory
 
 
 @dataclass
@@ -38,10 +41,14 @@ def numbered_lines(path: str | Path, *, crlf: bool = True) -> Iterator[tuple[int
     """(1-based line number, decoded line without its line end), streamed.
 
     Invalid UTF-8, NUL bytes (UTF-16 without a BOM) and carriage returns other than a CRLF line end
-    (CR-only files would read as one line) are DataErrors; `crlf=False` rejects CRLF too (CoNLL-U)."""
+    (CR-only files would read as one line) are DataErrors; `crlf=False` rejects CRLF too (CoNLL-U). A line
+    longer than MAX_LINE_BYTES is refused once that many bytes are read, so memory stays bounded."""
     path = existing_file(path)
     with path.open("rb") as f:
-        for number, raw in enumerate(f, 1):
+        for number, raw in enumerate(iter(partial(f.readline, MAX_LINE_BYTES + 1), b""), 1):
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):  # at most the limit + 1 byte is held
+                raise DataError(path, number, f"found a line longer than {MAX_LINE_BYTES:,} bytes; expected at "
+                                              "most that per line (a file without line ends?)")
             yield number, _decode(path, number, raw, crlf)
 
 

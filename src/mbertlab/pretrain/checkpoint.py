@@ -1,14 +1,15 @@
 """Exact checkpoint/resume of a pretraining run.
 
-Resume restores model, optimiser, every RNG (Python, NumPy data draws, torch, masking, and CUDA's on a GPU) and
-the step, so a run killed with SIGKILL and resumed ends with the same weights (bitwise in fp32 on the CPU; on a
-GPU bitwise under deterministic algorithms, see docs/devices.md).
+Resume restores model, optimiser, every RNG (data draws and masking; each rank's own torch, Python, NumPy and
+CUDA generators) and the step, so a run killed with SIGKILL and resumed ends with the same weights (bitwise in
+fp32 on the CPU, also with several ranks; on a GPU bitwise under deterministic algorithms, see docs/devices.md).
 """
 from __future__ import annotations
 
 import copy
 import json
 import logging
+import pickle
 import random
 import shutil
 from pathlib import Path
@@ -30,6 +31,8 @@ class TrainState:
         self.data_rng = np.random.default_rng([config.seed, 1])
         self.mask_gen = torch.Generator().manual_seed(config.seed * 1000 + 2)
         self.drawn: dict | None = None  # generator states after the last micro-batch used, when drawn ahead
+        self.ranks: list[dict] | None = None  # every rank's `process_rng()`, gathered by the loop at a checkpoint
+        self.resumed: dict | None = None  # the state last loaded (rank 0 hands it to the other ranks)
         self.best_loss, self.best_step, self.since_best = float("inf"), 0, 0  # early stopping (`patience`)
 
     def generators(self) -> dict:
@@ -45,23 +48,18 @@ class TrainState:
         return MicroBatch(index, batch, inputs, labels)
 
     def state_dict(self) -> dict:
-        state = {"step": self.step, **(self.drawn or self.generators()), "torch": torch.get_rng_state(),
-                 "python": random.getstate(), "numpy": np.random.get_state(),
-                 "best": (self.best_loss, self.best_step, self.since_best)}
-        if torch.cuda.is_available() and torch.cuda.is_initialized():  # dropout masks drawn on the GPUs
-            state["cuda"] = torch.cuda.get_rng_state_all()
-        return state
+        return {"step": self.step, **(self.drawn or self.generators()), "ranks": self.ranks or [process_rng()],
+                "best": (self.best_loss, self.best_step, self.since_best)}
 
-    def load_state_dict(self, state: dict) -> None:
-        self.step = state["step"]
+    def load_state_dict(self, state: dict, rank: int = 0) -> None:
+        """Restore the step, the data generators and rank `rank`'s own RNG states (a checkpoint of fewer ranks
+        gives rank k the entry k modulo their number: resuming with other ranks cannot replay their dropout)."""
+        self.step, self.resumed = state["step"], state
         self.best_loss, self.best_step, self.since_best = state.get("best", (float("inf"), 0, 0))
         self.data_rng.bit_generator.state = state["data_rng"]
         self.mask_gen.set_state(state["mask_gen"])
-        torch.set_rng_state(state["torch"])
-        random.setstate(state["python"])
-        np.random.set_state(state["numpy"])
-        if "cuda" in state and torch.cuda.is_available() and len(state["cuda"]) == torch.cuda.device_count():
-            torch.cuda.set_rng_state_all(state["cuda"])
+        ranks = state.get("ranks") or [state]  # checkpoints before per-rank states kept rank 0's at the top
+        set_process_rng(ranks[rank % len(ranks)])
 
     def should_stop(self, loss: float, patience: int) -> bool:
         """Record an evaluation's mean dev loss; True once `patience` evaluations in a row brought no gain."""
@@ -70,6 +68,28 @@ class TrainState:
         else:
             self.since_best += 1
         return self.since_best >= patience
+
+
+def process_rng() -> dict:
+    """This process's own RNG states: torch's CPU generator (dropout on the CPU), Python's, NumPy's global one,
+    and its GPU's (dropout there; each rank's GPU draws its own stream)."""
+    state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state()  # the current device: this rank's
+    return state
+
+
+def set_process_rng(state: dict) -> None:
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    cuda = state.get("cuda")
+    if cuda is not None and torch.cuda.is_available():
+        if isinstance(cuda, list):  # an older checkpoint's every-device list, from one process
+            if len(cuda) == torch.cuda.device_count():
+                torch.cuda.set_rng_state_all(cuda)
+        else:
+            torch.cuda.set_rng_state(cuda)
 
 
 def copy_tokenizer(src: Path, dst: Path) -> None:
@@ -106,22 +126,43 @@ def list_checkpoints(out: Path) -> list[tuple[int, Path]]:
 
 
 def resume(out: Path, model, opt, state: TrainState) -> None:
-    """Load the newest checkpoint in `out`, if any, into model, optimiser and state."""
-    checkpoints = list_checkpoints(out)
-    if not checkpoints:
-        drop_metrics_after(out, 0)  # killed after the first evaluation, before its checkpoint
+    """Load the newest intact checkpoint in `out`, if any, into model, optimiser and state.
+
+    A newer checkpoint that cannot be read (its files cut short: a disk that filled or lost power before the
+    data reached it) is skipped with one warning line; it is not deleted, and the run writes it anew when it
+    reaches that step again. Saves cut short (`.tmp-step-N`, never loaded) are removed to free their space."""
+    for unfinished in (Path(out) / "checkpoints").glob(".tmp-step-*"):
+        shutil.rmtree(unfinished, ignore_errors=True)
+    for step, path in reversed(list_checkpoints(out)):
+        saved = _read_checkpoint(path)
+        if saved is None:
+            continue
+        weights, trainer = saved
+        model.load_state_dict(weights, strict=False)
+        model.tie_weights()
+        opt.load_state_dict(trainer["optimizer"])
+        state.load_state_dict(trainer["state"])
+        drop_metrics_after(out, step)
+        log.info("resumed from %s", path)
         return
-    step, path = checkpoints[-1]
+    drop_metrics_after(out, 0)  # no checkpoint, or killed after the first evaluation, before its checkpoint
+
+
+def _read_checkpoint(path: Path) -> tuple[dict, dict] | None:
+    """A checkpoint's weights and trainer state, both read before either is applied; None if unreadable."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    model.load_state_dict(load_file(str(path / "model.safetensors")), strict=False)
-    model.tie_weights()
-    saved = torch.load(path / "trainer_state.pt", weights_only=False, map_location="cpu")  # the optimiser
-    # state follows its parameters' device in load_state_dict; RNG states must be CPU byte tensors
-    opt.load_state_dict(saved["optimizer"])
-    state.load_state_dict(saved["state"])
-    drop_metrics_after(out, step)
-    log.info("resumed from %s", path)
+    try:
+        weights = load_file(str(path / "model.safetensors"))
+        # on the CPU: RNG states must be CPU byte tensors; the optimiser state moves to its parameters' device
+        trainer = torch.load(path / "trainer_state.pt", weights_only=False, map_location="cpu")
+        return weights, trainer
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError, SafetensorError) as err:
+        reason = (str(err) or type(err).__name__).splitlines()[0][:160]
+        message = f"checkpoint {path} is unreadable ({reason}); skipped, trying the one before it"
+        log.warning(message)
+        return None
 
 
 def drop_metrics_after(out: Path, step: int) -> None:

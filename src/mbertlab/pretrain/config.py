@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_serializer
 from pydantic_core import PydanticCustomError
 
-from mbertlab.config import Config, Precision, device_field, omit_defaults, precision_field
+from mbertlab.config import (Config, Exponent, LanguageName, Precision, Seed, Steps, device_field, omit_defaults,
+                             precision_field)
 from mbertlab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -44,10 +45,10 @@ class ModelShape(Config):
 
 
 class PretrainConfig(Config):
-    seed: int = 0
+    seed: Seed = 0
     model: ModelShape = Field(default_factory=ModelShape)
     init_from: str | None = Field(None, description="A Hugging Face masked-LM directory to continue from.")
-    steps: int = Field(1000, ge=1)
+    steps: Steps = 1000
     batch_size: int = Field(128, ge=1, description="Sequences per optimiser step (all accumulation micro-batches).")
     accumulation: int = Field(1, ge=1, validate_default=True)
     seq_len: int = Field(16, ge=4, validate_default=True, description="Tokens per training window (XLM-style stream).")
@@ -56,12 +57,12 @@ class PretrainConfig(Config):
     weight_decay: float = Field(0.01, ge=0.0)
     warmup: int = Field(300, ge=0)
     schedule: Literal["constant", "linear", "inverse_sqrt"] = "constant"
-    grad_clip: float = 1.0
+    grad_clip: float = Field(1.0, gt=0.0, description="Largest gradient norm; a step's gradient is scaled down to it.")
     precision: Precision = precision_field()
     device: str = device_field()
     mask_prob: float = Field(0.15, gt=0.0, lt=1.0)
     selection: Literal["uniform", "rare"] = Field("uniform", description="rare: selection ∝ count^-0.5 (XLM).")
-    alpha: float = Field(0.0, ge=0.0, description="Language sampling p ∝ n^alpha (0: uniform, 0.7: mBERT).")
+    alpha: Exponent = Field(0.0, description="Language sampling p ∝ n^alpha (0: uniform, 0.7: mBERT).")
     mixing: Literal["per_batch", "within_batch"] = Field("per_batch", description="Draw one language per batch, "
                                                          "or one per sequence.")
     compile: bool = Field(False, description="torch.compile the encoder (measured 0.86-1.13x on this CPU).")
@@ -70,10 +71,12 @@ class PretrainConfig(Config):
     nsp: bool = Field(False, description="Next-sentence prediction (pairs only; K et al. compare with and without).")
     markers: bool = Field(False, description="Language markers [SEP-xx] (the tokenizer must have them): they "
                           "replace [SEP] in pairs and open every stream window.")
-    permute: dict[str, Share] = Field(default_factory=dict, description="Per language share p of word-piece "
+    permute: dict[LanguageName, Share] = Field(default_factory=dict, description="Per language share p of word-piece "
                                       "pairs swapped (K et al. §3.2.2).")
     checkpoint_every: int = Field(500, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
+    log_every: int = Field(50, ge=1, exclude=True, description="Steps between reads of the training loss (each "
+                           "waits for the device); not part of the artifact's hash.")
     patience: int | None = Field(None, ge=1, description="Early stopping: stop once the dev loss, averaged over "
                                  "languages with each weighing the same (a balanced dev set), has not improved for "
                                  "this many evaluations (one every checkpoint_every steps); the saved model is the "
@@ -81,8 +84,9 @@ class PretrainConfig(Config):
     eval_batches: int = Field(4, ge=1, description="Fixed dev batches per language for loss, perplexity, MRR.")
     objective: Literal["mlm", "distill"] = Field("mlm", description="mlm: hard labels; distill: soft labels from "
                                                  "the teacher of each row's language (Limisiewicz et al. 2023).")
-    teachers: dict[str, str] = Field(default_factory=dict, description="distill: language -> teacher (a Hugging "
-                                     "Face masked-LM directory or a pretrain artifact) sharing the shards' vocabulary.")
+    teachers: dict[LanguageName, str] = Field(default_factory=dict, description="distill: language -> teacher (a "
+                                              "Hugging Face masked-LM directory or a pretrain artifact) sharing the "
+                                              "shards' vocabulary.")
     temperature: float = Field(1.0, gt=0.0, description="distill: softmax temperature of teacher and student "
                                "(the soft loss is scaled by T², as Hinton et al.).")
     hard_weight: float = Field(0.0, ge=0.0, le=1.0, description="distill: loss = w·hard + (1 − w)·soft.")

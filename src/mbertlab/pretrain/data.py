@@ -37,21 +37,73 @@ class Batch:
         return replace(self, input_ids=move(self.input_ids), token_type_ids=move(self.token_type_ids),
                        attention_mask=move(self.attention_mask), nsp_labels=move(self.nsp_labels))
 
+    def rows(self, start: int, stop: int) -> Batch:
+        """Rows start:stop (one rank's slice)."""
+        part = lambda t: None if t is None else t[start:stop]  # noqa: E731
+        return replace(self, input_ids=part(self.input_ids), token_type_ids=part(self.token_type_ids),
+                       attention_mask=part(self.attention_mask), nsp_labels=part(self.nsp_labels),
+                       langs=None if self.langs is None else self.langs[start:stop])
+
+
+@dataclass
+class Selection:
+    """A slice's masked positions, found on the CPU when its batch is drawn: the step gathers them with indices
+    and normalises by counts it never reads back from the device (a boolean mask or a count of a GPU tensor
+    would make the host wait for the GPU)."""
+
+    positions: torch.Tensor  # [M] flat indices into the slice's [B·S], row-major
+    gold: torch.Tensor  # [M] their gold ids
+    total: int  # masked positions in the whole micro-batch: the normaliser of every slice's loss
+    before: int  # masked positions in the micro-batch's rows before this slice (its offset in the teacher cache)
+    rows: int  # rows of the whole micro-batch: the normaliser of next-sentence prediction
+    host_positions: torch.Tensor  # the positions and gold ids on the CPU (for language groups and cache checks)
+    host_gold: torch.Tensor
+
+    @classmethod
+    def of(cls, labels: torch.Tensor, start: int = 0, stop: int | None = None) -> Selection:
+        """The selection of rows start:stop of a micro-batch's labels [B, S] (on the CPU)."""
+        chosen = labels != IGNORE  # [B, S]
+        per_row = chosen.sum(1).tolist()  # [B]
+        stop = len(labels) if stop is None else stop
+        positions = chosen[start:stop].reshape(-1).nonzero().squeeze(1)  # [M]
+        gold = labels[start:stop].reshape(-1)[positions]  # [M]
+        return cls(positions, gold, sum(per_row), sum(per_row[:start]), len(labels), positions, gold)
+
+    def to(self, device) -> Selection:
+        return replace(self, positions=to_device(self.positions, device), gold=to_device(self.gold, device))
+
 
 @dataclass
 class MicroBatch:
-    """A masked global micro-batch: what every pretraining objective receives."""
+    """A masked global micro-batch, or one rank's slice of it: what every pretraining objective receives."""
 
     index: int  # global: (step − 1)·accumulation + i, the key of the teachers' top-k cache
     batch: Batch  # before masking
     inputs: torch.Tensor  # [B, S], masked
     labels: torch.Tensor  # [B, S], the gold ids at the selected positions, IGNORE elsewhere
+    masked: Selection | None = None  # prepared on the CPU by `shard`
+
+    def shard(self, rank: int, size: int) -> MicroBatch:
+        """Rank `rank`'s contiguous rows of `size` ranks, with their Selection and padding found on the CPU (before
+        `to`), so that no step reads them back from the device."""
+        n = len(self.inputs)
+        start, stop = n * rank // size, n * (rank + 1) // size
+        batch = self.batch.rows(start, stop)
+        mask = batch.attention_mask  # [B, S] -> None without padding, else [B, 1, 1, S] (`runtime.attention_bias`)
+        padded = mask is not None and not bool(mask.all())
+        batch = replace(batch, attention_mask=mask[:, None, None, :].bool() if padded else None)
+        return MicroBatch(self.index, batch, self.inputs[start:stop], self.labels[start:stop],
+                          Selection.of(self.labels, start, stop))
+
+    def selection(self) -> Selection:
+        """The prepared Selection, or one found now (a micro-batch built by hand; on a GPU this waits)."""
+        return self.masked if self.masked is not None else Selection.of(self.labels)
 
     def to(self, device) -> MicroBatch:
         """Drawn on the CPU (from memory-mapped shards, with CPU generators: the same batches on any device),
         then moved."""
         return MicroBatch(self.index, self.batch.to(device), to_device(self.inputs, device),
-                          to_device(self.labels, device))
+                          to_device(self.labels, device), self.masked and self.masked.to(device))
 
 
 def permute_pieces(seq: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:

@@ -25,9 +25,8 @@ from mbertlab.config import Config, content_hash
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.checkpoint import TrainState
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.data import IGNORE, Batch, MicroBatch, training_data
-from mbertlab.pretrain.distributed import World
-from mbertlab.pretrain.model import load_model
+from mbertlab.pretrain.data import Batch, MicroBatch, Selection, training_data
+from mbertlab.pretrain.model import at_positions, bias_for, load_model
 from mbertlab.runtime import attention_for, autocast_factory, ran_on, resolve_device, resolve_precision, to_device
 from mbertlab.tokenizers.shards import ShardReader, dtype_for
 
@@ -107,30 +106,34 @@ def load_teachers(teachers: dict[str, str], shards: ShardReader, device: torch.d
     return out
 
 
-def logits_at(model, input_ids: torch.Tensor, chosen: torch.Tensor, attention_mask: torch.Tensor | None = None,
+def logits_at(model, input_ids: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor | None = None,
               token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
-    """MLM logits [M, V] at the chosen positions (bool [B, S]), M in row-major order."""
-    hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask,
+    """MLM logits [M, V] at flat positions [M] of [B, S], in their order."""
+    hidden = model.bert(input_ids=input_ids, attention_mask=bias_for(model, attention_mask),
                         token_type_ids=token_type_ids).last_hidden_state  # [B, S, H]
-    return model.cls.predictions(hidden[chosen])  # [M, H] -> [M, V]
+    return model.cls.predictions(at_positions(hidden, positions))  # [M, H] -> [M, V]
 
 
 @torch.inference_mode()
 def teacher_logits(teachers: dict[str, torch.nn.Module], langs: list[str], batch: Batch, inputs: torch.Tensor,
-                   chosen: torch.Tensor) -> torch.Tensor:
-    """Each row's teacher's logits [M, V] at the chosen positions (bool [B, S]); rows grouped by language."""
-    groups = {lang: torch.tensor([i for i, l in enumerate(langs) if l == lang]).to(inputs.device)
-              for lang in sorted(set(langs))}
-    parts = {lang: logits_at(teachers[lang], inputs[rows], chosen[rows], _rows(batch.attention_mask, rows),
-                             _rows(batch.token_type_ids, rows)) for lang, rows in groups.items()}
-    if len(parts) == 1:
-        return next(iter(parts.values()))
-    order = torch.full(chosen.shape, -1, dtype=torch.long, device=chosen.device)
-    order[chosen] = torch.arange(int(chosen.sum()), device=chosen.device)  # [B, S]: each chosen position's row
-    first = next(iter(parts.values()))
-    out = torch.empty(int(chosen.sum()), first.shape[1], dtype=first.dtype, device=first.device)
-    for lang, rows in groups.items():
-        out[order[rows][chosen[rows]]] = parts[lang]
+                   selection: Selection) -> torch.Tensor:
+    """Each row's teacher's logits [M, V] at the selected positions; rows grouped by language, the groups' indices
+    found on the CPU from `langs` and the selection's host copy (no wait on the device)."""
+    if len(set(langs)) == 1:
+        return logits_at(teachers[langs[0]], inputs, selection.positions, batch.attention_mask, batch.token_type_ids)
+    width, device = inputs.shape[1], inputs.device
+    row_of = selection.host_positions // width  # [M], on the CPU
+    out = None
+    for lang in sorted(set(langs)):
+        rows = torch.tensor([i for i, l in enumerate(langs) if l == lang])  # [R]
+        where = torch.isin(row_of, rows).nonzero().squeeze(1)  # [M_lang]: their places in the output
+        local = torch.searchsorted(rows, row_of[where]) * width + selection.host_positions[where] % width
+        rows = to_device(rows, device)
+        part = logits_at(teachers[lang], inputs[rows], to_device(local, device), _rows(batch.attention_mask, rows),
+                         _rows(batch.token_type_ids, rows))  # [M_lang, V]
+        if out is None:
+            out = torch.empty(len(row_of), part.shape[1], dtype=part.dtype, device=part.device)
+        out[to_device(where, device)] = part
     return out
 
 
@@ -191,14 +194,14 @@ def _write_topk(config: PretrainConfig, shards: ShardReader, teachers: dict, aut
     with (out / "ids.bin").open("wb") as ids, (out / "probs.bin").open("wb") as probs, \
             (out / "labels.bin").open("wb") as gold:
         for index in range(config.steps * config.accumulation):
-            micro = state.draw(sampler, masker, rows, index).to(device)
-            chosen = micro.labels != IGNORE  # [B, S]
+            micro = state.draw(sampler, masker, rows, index).shard(0, 1).to(device)
+            selected = micro.selection()
             with autocast():
-                logits = teacher_logits(teachers, micro.batch.langs, micro.batch, micro.inputs, chosen)  # [M, V]
+                logits = teacher_logits(teachers, micro.batch.langs, micro.batch, micro.inputs, selected)  # [M, V]
             top = F.softmax(_scaled(logits, config.temperature), -1).topk(k, dim=-1)  # [M, k], most probable first
             ids.write(top.indices.cpu().numpy().astype(id_dtype).tobytes())
             probs.write(top.values.float().cpu().numpy().astype(np.float16).tobytes())
-            gold.write(micro.labels[chosen].cpu().numpy().astype(np.int32).tobytes())
+            gold.write(selected.host_gold.numpy().astype(np.int32).tobytes())
             offsets.append(offsets[-1] + len(logits))
     return offsets
 
@@ -226,60 +229,51 @@ class TopkCache:
         self.probs = np.memmap(self.path / "probs.bin", dtype=np.float16, mode="r", shape=(n, k))
         self.labels = np.memmap(self.path / "labels.bin", dtype=np.int32, mode="r", shape=(n,))
 
-    def targets(self, index: int, gold: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(ids [M, k], probs [M, k]) of micro-batch `index`, after checking its gold ids [M]."""
-        a, b = int(self.offsets[index]), int(self.offsets[index + 1])
-        if not np.array_equal(self.labels[a:b], gold.cpu().numpy()):
+    def targets(self, index: int, selection: Selection, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """(ids [M, k], probs [M, k]) of a selection of micro-batch `index` (one rank's slice: its positions start
+        `selection.before` into the micro-batch's), on `device`, after checking its gold ids on the CPU."""
+        a = int(self.offsets[index]) + selection.before
+        b = a + len(selection.host_gold)
+        if b > int(self.offsets[index + 1]) or not np.array_equal(self.labels[a:b], selection.host_gold.numpy()):
             raise DataError(self.path / "labels.bin", None, f"micro-batch {index}: masked positions differ from "
                             "this run's (the cache was built for other batches)")
         ids = torch.from_numpy(self.ids[a:b].astype(np.int64))  # [M, k]
         probs = torch.from_numpy(self.probs[a:b].astype(np.float32))  # [M, k]
-        return to_device(ids, gold.device), to_device(probs, gold.device)
+        return to_device(ids, device), to_device(probs, device)
 
 
 # ---- the objective in the loop ---------------------------------------------------------------
 
 class Distiller:
-    """The distillation objective (a `pretrain.objective.Objective`): live teachers or a top-k cache, one rank's
-    slice."""
+    """The distillation objective (a `pretrain.objective.Objective`): live teachers or a top-k cache. Under data
+    parallelism every rank distils its own rows (teachers are not part of the module DDP wraps)."""
 
-    def __init__(self, temperature: float, hard_weight: float, world: World,
-                 teachers: dict[str, torch.nn.Module] | None = None, cache: TopkCache | None = None):
-        self.temperature, self.hard_weight, self.world = temperature, hard_weight, world
+    def __init__(self, temperature: float, hard_weight: float, teachers: dict[str, torch.nn.Module] | None = None,
+                 cache: TopkCache | None = None):
+        self.temperature, self.hard_weight = temperature, hard_weight
         self.teachers, self.cache = teachers, cache
 
     @classmethod
-    def from_config(cls, config: PretrainConfig, shards: ShardReader, world: World,
-                    device: torch.device = CPU) -> Distiller:
+    def from_config(cls, config: PretrainConfig, shards: ShardReader, device: torch.device = CPU) -> Distiller:
         if config.nsp:
             raise ConfigError("pretrain: objective distill does not combine with nsp (the teachers predict tokens)")
         if config.teacher_cache:
-            return cls(config.temperature, config.hard_weight, world, cache=TopkCache(config.teacher_cache,
-                                                                                       config, shards))
-        return cls(config.temperature, config.hard_weight, world,
-                   teachers=load_teachers(config.teachers, shards, device))
+            return cls(config.temperature, config.hard_weight, cache=TopkCache(config.teacher_cache, config, shards))
+        return cls(config.temperature, config.hard_weight, teachers=load_teachers(config.teachers, shards, device))
 
     def loss(self, model, micro: MicroBatch) -> torch.Tensor:
-        """This rank's share of the global micro-batch's loss: sums over its masked positions divided by the
-        global number of masked positions (as `pretraining_loss`)."""
-        batch, inputs, labels = micro.batch, micro.inputs, micro.labels
-        chosen = labels != IGNORE  # [B, S] over the global micro-batch
-        rows = self.world.shard(torch.arange(len(inputs), device=inputs.device))
-        mine = chosen[rows]
-        mask, types = _rows(batch.attention_mask, rows), _rows(batch.token_type_ids, rows)
-        student = logits_at(model, inputs[rows], mine, mask, types)
+        """The micro-batch's (or slice's) sums over its masked positions divided by the whole micro-batch's number
+        of masked positions (as `pretraining_loss`)."""
+        batch, inputs, selected = micro.batch, micro.inputs, micro.selection()
+        student = logits_at(model, inputs, selected.positions, batch.attention_mask, batch.token_type_ids)
         if self.cache is not None:
-            ids, probs = self.cache.targets(micro.index, labels[chosen])
-            start = int(chosen[: int(rows[0])].sum()) if len(rows) else 0
-            soft = topk_soft_label_loss(student, ids[start:start + len(student)], probs[start:start + len(student)],
-                                        self.temperature, "sum")
+            ids, probs = self.cache.targets(micro.index, selected, inputs.device)
+            soft = topk_soft_label_loss(student, ids, probs, self.temperature, "sum")
         else:
             langs = batch.langs or [batch.lang] * len(inputs)  # a batch built by hand may not list them
-            own = [langs[int(r)] for r in rows]
-            sliced = Batch(inputs[rows], batch.lang, types, mask)
-            teacher = teacher_logits(self.teachers, own, sliced, inputs[rows], mine)
+            teacher = teacher_logits(self.teachers, langs, batch, inputs, selected)
             soft = soft_label_loss(student, teacher, self.temperature, "sum")
         if not self.hard_weight:  # soft labels only (the paper's students): no cross-entropy to compute
-            return soft / int(chosen.sum())
-        hard = F.cross_entropy(student.float(), labels[rows][mine], reduction="sum")
-        return mixed_loss(hard, soft, self.hard_weight) / int(chosen.sum())
+            return soft / selected.total
+        hard = F.cross_entropy(student.float(), selected.gold, reduction="sum")
+        return mixed_loss(hard, soft, self.hard_weight) / selected.total

@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
-from mbertlab.runtime import autocast_factory, bf16_supported, resolve_precision  # noqa: F401 (benchmarks import bf16_supported here)
+from mbertlab.runtime import (attention_bias, autocast_factory, bf16_supported,  # noqa: F401 (benchmarks import
+                              resolve_precision)  # bf16_supported here)
 from mbertlab.tokenizers.train import CLS_ID, PAD_ID, SEP_ID
 
 
@@ -57,19 +58,29 @@ def mlm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor, normalizer: i
     return F.cross_entropy(logits.float(), gold, reduction="sum") / normalizer
 
 
-def pretraining_loss(model, batch, labels: torch.Tensor, selected: int, rows: int) -> torch.Tensor:
-    """MLM (+ NSP) on one rank's slice, each term normalised by its global count (selected positions,
-    rows) so that summing gradients over ranks gives the full batch's gradient."""
-    out = model.bert(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+def at_positions(hidden: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Hidden states [M, H] at flat positions [M] of [B, S, H] (indices prepared on the CPU: no boolean mask,
+    whose size the host would have to read from the device)."""
+    return hidden.flatten(0, 1).index_select(0, positions)
+
+
+def bias_for(model, mask: torch.Tensor | None) -> torch.Tensor | None:
+    """The model's 4-D attention mask from a padding mask (`runtime.attention_bias`: no read of the device)."""
+    return attention_bias(mask, model.config._attn_implementation)
+
+
+def pretraining_loss(model, batch, selection) -> torch.Tensor:
+    """MLM (+ NSP) on one rank's slice, each term normalised by its global count (`Selection.total` masked
+    positions, `Selection.rows` rows) so that summing gradients over ranks gives the full batch's gradient."""
+    out = model.bert(input_ids=batch.input_ids, attention_mask=bias_for(model, batch.attention_mask),
                      token_type_ids=batch.token_type_ids)
     hidden = out.last_hidden_state  # [B, S, H]
-    chosen = labels != -100
-    logits = model.cls.predictions(hidden[chosen])  # [M, V]
-    loss = F.cross_entropy(logits.float(), labels[chosen], reduction="sum") / selected
+    logits = model.cls.predictions(at_positions(hidden, selection.positions))  # [M, V]
+    loss = F.cross_entropy(logits.float(), selection.gold, reduction="sum") / selection.total
     if batch.nsp_labels is not None:
         pooled = model.bert.pooler(hidden)  # [B, H] from [CLS]
         nsp = model.cls.seq_relationship(pooled)  # [B, 2]
-        loss = loss + F.cross_entropy(nsp.float(), batch.nsp_labels, reduction="sum") / rows
+        loss = loss + F.cross_entropy(nsp.float(), batch.nsp_labels, reduction="sum") / selection.rows
     return loss
 
 

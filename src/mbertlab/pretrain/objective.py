@@ -9,9 +9,8 @@ from typing import Protocol
 import torch
 
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.data import IGNORE, Batch, MicroBatch
+from mbertlab.pretrain.data import Batch, MicroBatch
 from mbertlab.pretrain.distill import CPU, Distiller
-from mbertlab.pretrain.distributed import World
 from mbertlab.pretrain.model import pretraining_loss
 from mbertlab.tokenizers.shards import ShardReader
 
@@ -20,38 +19,32 @@ class Objective(Protocol):
     """What the loop asks of an objective: one loss per micro-batch (OBJECTIVES says how each is built)."""
 
     def loss(self, model, micro: MicroBatch) -> torch.Tensor:
-        """This rank's share of the global micro-batch's loss: its rows' sums over their masked positions divided
-        by the global counts, so that summing gradients over ranks gives the whole micro-batch's gradient."""
+        """The loss of a micro-batch or of one rank's slice of it (`MicroBatch.shard`): its sums over its masked
+        positions divided by the whole micro-batch's counts, so that summing gradients over ranks gives the whole
+        micro-batch's gradient."""
         ...
 
 
 class MaskedLM:
     """Hard labels at the masked positions (BERT), plus next-sentence prediction when the batch has its labels."""
 
-    def __init__(self, world: World):
-        self.world = world
-
     @classmethod
-    def from_config(cls, config: PretrainConfig, shards: ShardReader, world: World,
-                    device: torch.device = CPU) -> MaskedLM:
-        """The signature OBJECTIVES expects; masked LM needs only the rank."""
-        return cls(world)
+    def from_config(cls, config: PretrainConfig, shards: ShardReader, device: torch.device = CPU) -> MaskedLM:
+        """The signature OBJECTIVES expects; masked LM needs nothing from it."""
+        return cls()
 
     def loss(self, model, micro: MicroBatch) -> torch.Tensor:
-        part = lambda t: None if t is None else self.world.shard(t)  # noqa: E731  (this rank's rows)
         batch = micro.batch
-        mine = Batch(part(micro.inputs), batch.lang, part(batch.token_type_ids), part(batch.attention_mask),
-                     part(batch.nsp_labels))
-        selected = int((micro.labels != IGNORE).sum())  # over the global micro-batch
-        return pretraining_loss(model, mine, part(micro.labels), selected, len(micro.inputs))
+        masked = Batch(micro.inputs, batch.lang, batch.token_type_ids, batch.attention_mask, batch.nsp_labels)
+        return pretraining_loss(model, masked, micro.selection())
 
 
-OBJECTIVES: dict[str, Callable[[PretrainConfig, ShardReader, World, torch.device], Objective]] = {
+OBJECTIVES: dict[str, Callable[[PretrainConfig, ShardReader, torch.device], Objective]] = {
     "mlm": MaskedLM.from_config,
     "distill": Distiller.from_config,
 }
 
 
-def objective_for(config: PretrainConfig, shards: ShardReader, world: World, device: torch.device = CPU) -> Objective:
-    """The objective `config.objective` names, built for this rank and its device."""
-    return OBJECTIVES[config.objective](config, shards, world, device)
+def objective_for(config: PretrainConfig, shards: ShardReader, device: torch.device = CPU) -> Objective:
+    """The objective `config.objective` names, built for the run's device."""
+    return OBJECTIVES[config.objective](config, shards, device)

@@ -4,11 +4,12 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mbertlab.report.tables import Table, markdown_table
+from mbertlab.report.tables import Table, markdown_table, markdown_text
 
 
 @dataclass
@@ -30,20 +31,27 @@ class Report:
     ran_on: str = ""  # one line: the precision, device and processor the numbers were computed with
 
 
+def file_stem(name: str) -> str:
+    """A plot's name as a file name in the report's folder: names can hold a spec's words (a language set's
+    name), so anything but letters, digits, '_', '.' and '-' becomes '-' and no '..' or leading '.' is left."""
+    return re.sub(r"\.{2,}", "-", re.sub(r"[^A-Za-z0-9_.-]", "-", name)).lstrip(".")[:100] or "plot"
+
+
 def render_markdown(report: Report, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    parts = [f"# {report.title}", "", report.description, ""]
+    parts = [f"# {markdown_text(report.title)}", "", markdown_text(report.description), ""]
     parts += [markdown_table(t) for t in report.tables]
     for plot in report.plots:
-        (out_dir / f"{plot.name}.png").write_bytes(plot.png)
-        parts += [f"![{plot.title}]({plot.name}.png)", ""]
+        stem = file_stem(plot.name)
+        (out_dir / f"{stem}.png").write_bytes(plot.png)
+        parts += [f"![{markdown_text(plot.title)}]({stem}.png)", ""]
     if report.notes:
-        parts += ["## Notes", ""] + [f"- {n}" for n in report.notes] + [""]
-    parts += ["## Versions", ""] + ([report.ran_on, ""] if report.ran_on else [])
+        parts += ["## Notes", ""] + [f"- {markdown_text(n)}" for n in report.notes] + [""]
+    parts += ["## Versions", ""] + ([markdown_text(report.ran_on), ""] if report.ran_on else [])
     parts += ["```json", json.dumps(report.versions, indent=1, sort_keys=True), "```", ""]
     parts += ["## Configs", ""]
     for label, config in report.configs.items():
-        parts += [f"<details><summary>{label}</summary>", "", "```json",
+        parts += [f"<details><summary>{markdown_text(label)}</summary>", "", "```json",
                   json.dumps(config, indent=1, sort_keys=True), "```", "</details>", ""]
     path = out_dir / "report.md"
     path.write_text("\n".join(parts), encoding="utf-8")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 
@@ -53,10 +54,24 @@ def delta(a: Cell, b: Cell) -> Cell:
     return Cell([], a.scale, a.digits)
 
 
+HTML_START = re.compile(r"<(?=[A-Za-z/!?])")  # what opens a tag, comment or declaration in CommonMark
+
+
+def markdown_text(text: str) -> str:
+    """User text (names, descriptions, labels) for Markdown, where raw HTML passes through (a description's
+    `<img onerror=...>` would run in a viewer): every '<' that could open HTML becomes `&lt;`, as in the HTML
+    report; a '<' before a number (`<0.001`) or a '&' stays as written, since neither can open a tag."""
+    return HTML_START.sub("&lt;", text)
+
+
+def _cell(text: str) -> str:
+    return markdown_text(text).replace("|", "\\|")  # a bare '|' would split the cell
+
+
 def markdown_table(table: Table) -> str:
-    lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
+    lines = [f"### {markdown_text(table.title)}", "", "| " + " | ".join(map(_cell, table.columns)) + " |",
              "|" + "|".join("---" for _ in table.columns) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in table.as_text_rows()]
+    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in table.as_text_rows()]
     if table.note:
-        lines += ["", table.note]
+        lines += ["", markdown_text(table.note)]
     return "\n".join(lines) + "\n"

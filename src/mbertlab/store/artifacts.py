@@ -26,6 +26,7 @@ from mbertlab import __version__
 from mbertlab.config import Config, content_hash
 from mbertlab.errors import ArtifactError, ConfigError
 from mbertlab.runtime import RUNTIME_FILE
+from mbertlab.store.faults import storage_fault
 
 log = logging.getLogger("mbertlab")
 
@@ -157,36 +158,53 @@ class ArtifactStore:
         if partial.exists() and not resumable:
             shutil.rmtree(partial)
         resuming = partial.exists()
-        partial.mkdir(parents=True, exist_ok=True)
-        (partial / "config.json").write_text(config.canonical_json() + "\n", encoding="utf-8")
-        inputs_info = [{"stage": a.stage, "hash": a.hash, "path": str(a.path)} for a in inputs]
-        (partial / "inputs.json").write_text(json.dumps(inputs_info, indent=1) + "\n", encoding="utf-8")
-        started = time.time()
-        handler = logging.FileHandler(partial / "log.txt", encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        log.addHandler(handler)
-        if log.level == logging.NOTSET or log.level > logging.INFO:
-            log.setLevel(logging.INFO)
         try:
-            builder(partial)
+            _fill(partial, stage, hash_, config, builder, inputs)
         except BaseException as err:
-            log.removeHandler(handler)
-            handler.close()
             if not resumable or (isinstance(err, ConfigError) and not resuming):  # nothing worth resuming
                 shutil.rmtree(partial, ignore_errors=True)
+            fault = storage_fault(err, final)  # a full disk, a folder made read-only: one line naming the artifact
+            if fault is not None:
+                raise fault from err
             raise
-        log.removeHandler(handler)
-        handler.close()
-        meta = {
-            "stage": stage,
-            "hash": hash_,
-            "seed": getattr(config, "seed", None),
-            "started": started,
-            "finished": time.time(),
-            "pid": os.getpid(),
-            **_ran_on(partial),
-            **environment_info(),
-        }
-        (partial / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         os.rename(partial, final)
         return Artifact(stage, hash_, final, fresh=True)
+
+
+class _LogFile(logging.FileHandler):
+    """A build's log.txt. A message that cannot be written (a full disk) is dropped without a word: logging would
+    print a traceback for each, and the build's own error says what happened."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+def _fill(partial: Path, stage: str, hash_: str, config: Config, builder: Callable[[Path], None],
+          inputs: Sequence[Artifact]) -> None:
+    """Everything an artifact holds, written into its `.partial-` directory: inputs, config, outputs, log, meta."""
+    partial.mkdir(parents=True, exist_ok=True)
+    (partial / "config.json").write_text(config.canonical_json() + "\n", encoding="utf-8")
+    inputs_info = [{"stage": a.stage, "hash": a.hash, "path": str(a.path)} for a in inputs]
+    (partial / "inputs.json").write_text(json.dumps(inputs_info, indent=1) + "\n", encoding="utf-8")
+    started = time.time()
+    handler = _LogFile(partial / "log.txt", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    if log.level == logging.NOTSET or log.level > logging.INFO:
+        log.setLevel(logging.INFO)
+    try:
+        builder(partial)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    meta = {
+        "stage": stage,
+        "hash": hash_,
+        "seed": getattr(config, "seed", None),
+        "started": started,
+        "finished": time.time(),
+        "pid": os.getpid(),
+        **_ran_on(partial),
+        **environment_info(),
+    }
+    (partial / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")

@@ -13,6 +13,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO
 
+from mbertlab.errors import StorageError
+from mbertlab.store.faults import NO_SPACE
+
 COLUMNS = (
     "study", "model", "task", "mode", "train_lang", "test_lang", "split", "metric",
     "value", "seed", "config_hash", "artifact", "time", "extra",
@@ -78,16 +81,35 @@ class ResultsDB:
     def _with_retry(self, work):
         delay = 0.01
         for attempt in range(self.retries):
-            con = self._connect()
+            con = None
             try:
+                con = self._connect()
                 return work(con)
             except sqlite3.OperationalError as err:
                 if "locked" not in str(err) and "busy" not in str(err) or attempt == self.retries - 1:
+                    raise self._fault(err) from err
+            except sqlite3.DatabaseError as err:  # not a database, a damaged page (subclasses are our own bugs)
+                if type(err) is not sqlite3.DatabaseError:
                     raise
+                raise self._fault(err) from err
             finally:
-                con.close()
+                if con is not None:
+                    con.close()
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
+
+    def _fault(self, err: sqlite3.Error) -> StorageError:
+        """One line naming the file: damaged (recoverable only by hand), or not writable here."""
+        if not isinstance(err, sqlite3.OperationalError):
+            return StorageError(f"{self.path}: a damaged results database ({err}); move it aside and run again to "
+                                f"start a new one (`sqlite3 {self.path.name} .recover` may save its rows)")
+        if "full" in str(err):
+            return StorageError(f"{self.path}: {NO_SPACE}")
+        if "locked" in str(err) or "busy" in str(err):
+            return StorageError(f"{self.path}: still locked by another process after {self.retries} tries ({err}); "
+                                "run the command again when it has finished")
+        return StorageError(f"{self.path}: cannot open or write the results database ({err}); the workdir must be "
+                            "a folder you may write to")
 
     def add(self, rows: Iterable[ResultRow], replace_artifact: str | None = None) -> int:
         """Insert rows in one transaction; with `replace_artifact`, that artifact's rows are replaced.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from mbertlab.errors import ConfigError
 from mbertlab.report.render import Report
-from mbertlab.report.tables import Cell, Table, markdown_table
+from mbertlab.report.tables import Cell, Table, markdown_table, markdown_text
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.jobs import RunContext
 
@@ -126,5 +126,6 @@ def compare(ref_a: str, ref_b: str, ctx: RunContext) -> Report:
 
 def markdown(report: Report) -> str:
     """The comparison as Markdown text (for stdout; `render_html` gives the page)."""
-    parts = [f"# {report.title}", "", report.description, ""] + [markdown_table(t) for t in report.tables]
-    return "\n".join(parts + [f"- {n}" for n in report.notes])
+    parts = [f"# {markdown_text(report.title)}", "", markdown_text(report.description), ""]
+    parts += [markdown_table(t) for t in report.tables]
+    return "\n".join(parts + [f"- {markdown_text(n)}" for n in report.notes])

@@ -5,13 +5,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mbertlab.config import Config
+from mbertlab.config import Config, LanguageName, Seed
 
 
 class GeneratedData(Config):
     kind: Literal["generated"] = "generated"
     preset: str = Field("quick", description="Preset of `mbertlab generate`.")
-    seed: int = 0
+    seed: Seed = 0
     set: dict[str, Any] = Field(default_factory=dict, description="Overrides of the generator config.")
 
 
@@ -34,17 +34,17 @@ class LanguageFiles(Config):
     """A real language: pretraining text and task files (paths relative to `data.root`)."""
 
     text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
-    fake_script_of: str | None = Field(None, description="This language is a fake-script copy of another "
+    fake_script_of: LanguageName | None = Field(None, description="This language is a fake-script copy of another "
                                        "(its text, task files and a gold lexicon are derived).")
     upos: dict[str, TaskPath] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
     ner: dict[str, TaskPath] = Field(default_factory=dict, description="split -> NER column file.")
     xnli: dict[str, TaskPath] = Field(default_factory=dict, description="split -> XNLI file (headerless XTREME "
                                       "or XGLUE TSV, or XNLI's own with a header).")
     lexicon: str | None = Field(None, description="MUSE dictionary from the source to this language.")
-    max_sentences: int | None = Field(None, description="Pretraining text budget in sentences.")
+    max_sentences: int | None = Field(None, gt=0, description="Pretraining text budget in sentences.")
 
 
 class FilesData(Config):
     kind: Literal["files"]
     root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
-    languages: dict[str, LanguageFiles]
+    languages: dict[LanguageName, LanguageFiles]

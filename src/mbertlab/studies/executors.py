@@ -46,6 +46,8 @@ class Resources(Config):
     """What one stage's SLURM job asks for."""
 
     gpus: int = Field(0, ge=0, description="GPUs on the node; a stage with more than one runs under torchrun.")
+    nodes: int = Field(1, ge=1, description="Nodes: with more than one, a stage that splits over ranks runs one "
+                       "SLURM task per GPU (`gpus` per node, one GPU each), started by srun instead of torchrun.")
     cpus: int = Field(1, ge=1, description="CPU cores (also the stage's thread count).")
     time_min: int = Field(60, ge=1, description="Wall-clock limit in minutes.")
     mem_gb: float | None = Field(None, gt=0, description="Memory; the cluster's default when absent.")
@@ -72,6 +74,9 @@ def parse_resources(data: Any, source: str) -> dict[str, Resources]:
             table[kind] = parse_config(Resources, deep_merge(base, over or {}), f"{source}: resources.{kind}")
             if "gpus" in (over or {}):
                 _check_gpus(kind, table[kind].gpus, source)
+            if table[kind].nodes > 1 and not (stage_kind(kind).ranks and table[kind].gpus):
+                raise ConfigError(f"{source}: key 'resources.{kind}.nodes': {table[kind].nodes} asked, but only a "
+                                  "stage that splits over ranks, with gpus, runs on several nodes")
     return table
 
 
@@ -90,7 +95,8 @@ def resources_for(kind: str, table: dict[str, Resources]) -> Resources:
     that runs no model, so corpus and tokenizer jobs wait for CPU nodes only)."""
     res = table.get(kind, table["default"])
     most = stage_kind(kind).max_gpus
-    return res if most is None or res.gpus <= most else res.model_copy(update={"gpus": most})
+    res = res if most is None or res.gpus <= most else res.model_copy(update={"gpus": most})
+    return res if res.nodes == 1 or (stage_kind(kind).ranks and res.gpus) else res.model_copy(update={"nodes": 1})
 
 
 def torchrun_command(payload: Path, gpus: int) -> list[str]:
@@ -110,11 +116,12 @@ class StageTask:
     gpus: int = 0
     threads: int = 1
     design: str = ""  # loaded in the job's process, for a user design's own stage kinds
+    nodes: int = 1  # more than one: srun started every rank as a SLURM task (the process group from its env)
 
     def __call__(self) -> str:
         os.environ["MBERTLAB_THREADS"] = str(self.threads)
         self.load_design()
-        if self.gpus > 1:
+        if self.gpus > 1 and self.nodes == 1:
             name = job_hash(self.job, ArtifactStore(self.workdir))
             payload = Path(self.workdir) / "slurm" / "payloads" / f"{name}.pkl"
             payload.parent.mkdir(parents=True, exist_ok=True)
@@ -224,6 +231,8 @@ def _params(res: Resources, name: str, deps: list[str], parallelism: int) -> dic
                               "gpus_per_node": res.gpus or None, "mem_gb": res.mem_gb, "slurm_partition": res.partition,
                               "slurm_dependency": f"afterok:{':'.join(deps)}" if deps else None,
                               "slurm_additional_parameters": dict(res.sbatch) or None}
+    if res.nodes > 1:  # one task per GPU on each node, each task seeing its own GPU
+        params.update(nodes=res.nodes, tasks_per_node=res.gpus, gpus_per_node=None, slurm_gpus_per_task=1)
     if parallelism:
         params["slurm_array_parallelism"] = parallelism
     return params
@@ -256,7 +265,7 @@ def submit_study(spec: StudySpec, ctx: RunContext, cluster: str = "slurm", jobs:
             executor = submitit.AutoExecutor(folder=folder / "logs" / "%j", cluster=cluster)
             executor.update_parameters(**_params(res, f"{spec.name}:{group[0].job.kind}", deps, jobs))
             tasks = [StageTask(st.job, str(ctx.store.workdir), str(ctx.results.path.resolve()), ctx.study,
-                               res.gpus, res.cpus, spec.design) for st in group]
+                               res.gpus, res.cpus, spec.design, res.nodes) for st in group]
             submitted = executor.map_array(run_task, tasks)
             arrays += 1
             ids.update((st.job, job.job_id) for st, job in zip(group, submitted))

@@ -6,7 +6,7 @@ greater (a > b + margin), within (|a − b| ≤ tol or k·std), increasing / dec
 delta_within (|Δa − Δb| ≤ tol), above / below (a mean, or the mean at every level of a factor, is above /
 below a constant); `untested` lists a claim the study cannot test, with why. With `delta:` a predicate
 compares Δ = source − target per trained model instead of the rows' values (K et al.'s "cross-lingual
-ability (∆)"). `checks:` are the preconditions the verdict needs (studies/checks.py).
+ability (∆)"). `checks:` are the preconditions the verdict needs (studies/preconditions.py).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from mbertlab.config import Config, format_validation_error
 from mbertlab.errors import ConfigError
-from mbertlab.studies.checks import Check
+from mbertlab.studies.preconditions import Check
 from mbertlab.studies.selection import SEL_HELP, Selection
 
 

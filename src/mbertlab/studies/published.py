@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from mbertlab.config import Config, format_validation_error, read_yaml
+from mbertlab.config import Config, UniqueKeyLoader, format_validation_error, read_yaml
 from mbertlab.errors import ConfigError
 
 
@@ -36,7 +36,7 @@ class PrintedFloat(float):
     printed: str
 
 
-class _PrintedLoader(yaml.SafeLoader):
+class _PrintedLoader(UniqueKeyLoader):
     """Safe YAML whose floats remember their text."""
 
 

@@ -1,7 +1,7 @@
 """Reproduction scorecard: a paper's claims (studies/findings.py) decided from results.db rows.
 
-Each finding's checks (studies/checks.py) are evaluated first: a failing one makes it *uninformative*. The
-seeds then decide (studies/significance.py): holds, does not hold, or inconclusive when their spread cannot
+Each finding's checks (studies/preconditions.py) are evaluated first: a failing one makes it *uninformative*.
+The seeds then decide (studies/significance.py): holds, does not hold, or inconclusive when their spread cannot
 separate the effect; a finding whose rows are missing is *not run*, never a silent pass. The p-values of a
 study's tested claims (the paper's, not our own observations) are corrected for their number by Holm–Bonferroni:
 a claim holds or fails only when its adjusted p is below its α. An inconclusive one says how many seeds a side
@@ -17,7 +17,7 @@ from typing import Any
 
 from mbertlab.report.tables import Table
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.checks import CheckResult, evaluate_checks
+from mbertlab.studies.preconditions import CheckResult, evaluate_checks
 from mbertlab.studies.findings import (
     Above,
     DeltaWithin,

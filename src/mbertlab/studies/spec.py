@@ -12,13 +12,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from mbertlab.config import PRECISIONS, Config, apply_overrides, deep_merge, parse_config, read_yaml
+from mbertlab.config import PRECISIONS, Config, apply_overrides, check_safe_name, deep_merge, parse_config, read_yaml
 from mbertlab.errors import ConfigError
 from mbertlab.runtime import DEVICE_SETTING
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
                "precision")
-SCALES = ("test", "lab", "gpu", "paper")  # gpu: one GPU, <= 10 minutes
+SCALES = ("test", "lab", "gpu", "paper")  # gpu: one H100-class GPU, <= 1 hour (`study plan` estimates it)
 
 
 @dataclass(frozen=True)
@@ -87,12 +87,16 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     scales = data.pop("scales", {}) or {}
     if not isinstance(scales, dict) or any(k not in SCALES for k in scales):
         raise ConfigError(f"{path}: key 'scales': expected a mapping with keys among {', '.join(SCALES)}")
+    defined = [s for s in SCALES if s in scales or s == data.get("scale", "lab")]
+    if chosen not in defined:  # never run another scale's settings under this one's name
+        raise ConfigError(f"{path}: scale {chosen!r} is not defined by this spec (defined: {', '.join(defined)})")
     if chosen in scales:
         data = deep_merge(data, scales[chosen] or {})
     data = apply_overrides(data, overrides)
     for key in ("name", "design"):
         if not isinstance(data.get(key), str):
             raise ConfigError(f"{path}: key '{key}': required (a string)")
+    check_safe_name(data["name"], f"{path}: key 'name'")  # it names the report's folder
     design = get_design(data["design"], path.parent)
     rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
     settings = parse_config(design.config_class, rest, str(path))

@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config, omit_defaults
+from mbertlab.config import Config, LanguageName, omit_defaults
 
 CHUNK_LINES = 10_000
 
 
 class ShardsConfig(Config):
-    languages: list[str] = Field(min_length=1)
+    languages: list[LanguageName] = Field(min_length=1)
     splits: list[str] = Field(default_factory=lambda: ["train", "dev"])
-    shift_ids: list[str] = Field(default_factory=list, description=(
+    shift_ids: list[LanguageName] = Field(default_factory=list, description=(
         "Languages whose non-special ids move into a disjoint range (Dufter & Schütze's vocabulary-ID "
         "fake copy): the k-th listed language is offset by k·(vocab_size − n_specials)."))
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Annotated, Iterable, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from mbertlab.config import Config
-from mbertlab.errors import ConfigError
+from mbertlab.config import Config, LanguageName, Seed, unique
+from mbertlab.errors import ConfigError, DataError
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
@@ -24,12 +24,13 @@ class TokenizerConfig(Config):
         "word", description="word: top-K whitespace words; wordpiece: HF WordPiece; char: every character seen; "
         "sentencepiece: Kudo's unigram LM (the sentencepiece library), converted to a HF tokenizer.")
     vocab_size: int = Field(8000, gt=0, description="Learned vocabulary size, excluding special tokens.")
-    languages: list[str] = Field(default_factory=list, description="Languages, in order; markers follow it.")
+    languages: Annotated[list[LanguageName], AfterValidator(unique)] = Field(
+        default_factory=list, description="Languages, in order; markers follow it.")
     markers: bool = Field(False, description="Add one [SEP-xx] token per language (K et al. §3.4.2).")
     lowercase: bool = False
-    sentences_per_language: int | None = Field(None, description="Learn from the same number of sentences of "
+    sentences_per_language: int | None = Field(None, gt=0, description="Learn from the same number of sentences of "
                                                "each language (default: that of the smallest).")
-    seed: int = 0
+    seed: Seed = 0
 
 
 def marker_token(lang: str) -> str:
@@ -52,22 +53,47 @@ def balanced_lines(files: dict[str, Path], per_language: int | None) -> Iterable
                 yield line.rstrip("\n")
 
 
+def check_languages(config: TokenizerConfig, files: dict[str, Path]) -> None:
+    """Every listed language has training text; called before the artifact's folder is made."""
+    missing = [l for l in config.languages if l not in files or not files[l].is_file()]
+    if missing or not files:
+        have = ", ".join(sorted(l for l, path in files.items() if path.is_file())) or "none"
+        raise ConfigError(f"tokenizer: key 'languages': no training text for {', '.join(missing) or 'any language'} "
+                          f"(the corpus has {have})")
+
+
+def require_text(lang: str, path: Path) -> None:
+    """Refuse a language with nothing to learn from before any kind trains: SentencePiece would fail deep inside
+    its trainer, WordPiece would learn an empty vocabulary, and an empty language makes every language's
+    balanced share empty."""
+    with path.open(encoding="utf-8") as f:
+        if any(line.strip() for line in f):
+            return
+    raise DataError(path, None, f"found no text for language {lang!r} (an empty file, or blank lines only); "
+                    "expected one sentence per line to learn the vocabulary from")
+
+
 def train_tokenizer_into(config: TokenizerConfig, files: dict[str, Path], out: Path) -> None:
     """Learn the vocabulary from `files` (language → one-sentence-per-line text) and save to `out`."""
-    missing = [l for l in config.languages if l not in files]
-    if missing:
-        raise ConfigError(f"tokenizer: no training text for language(s) {', '.join(missing)}")
-    lines = balanced_lines({l: files[l] for l in (config.languages or sorted(files))}, config.sentences_per_language)
+    _save(learn_tokenizer(config, files, out), config, out, len(special_tokens(config)))
+
+
+def learn_tokenizer(config: TokenizerConfig, files: dict[str, Path], out: Path):
+    """The learned `tokenizers.Tokenizer`, not yet saved (sentencepiece writes its reference model to `out`);
+    `study plan` reads its vocabulary size without importing transformers."""
+    check_languages(config, files)
+    chosen = {l: files[l] for l in (config.languages or sorted(files))}
+    for lang, path in chosen.items():
+        require_text(lang, path)
+    lines = balanced_lines(chosen, config.sentences_per_language)
     if config.lowercase:
         lines = (line.lower() for line in lines)
     specials = special_tokens(config)
     if config.kind == "wordpiece":
-        tokenizer = _wordpiece(config, lines, specials)
-    elif config.kind == "sentencepiece":
-        tokenizer = _sentencepiece(config, lines, specials, out)
-    else:
-        tokenizer = _counted(config, lines, specials)
-    _save(tokenizer, config, out, len(specials))
+        return _wordpiece(config, lines, specials)
+    if config.kind == "sentencepiece":
+        return _sentencepiece(config, lines, specials, out)
+    return _counted(config, lines, specials)
 
 
 def _counted(config: TokenizerConfig, lines: Iterable[str], specials: list[str]):

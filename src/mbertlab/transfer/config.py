@@ -1,23 +1,27 @@
 """Transfer configs: which task, which data, which encoder mode, which optimisation grid."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_serializer, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_serializer, model_validator
 
-from mbertlab.config import Config, Precision, device_field, omit_defaults, precision_field
+from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, omit_defaults,
+                             precision_field, safe_name)
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
 
 
 
+FileLanguage = Annotated[str, AfterValidator(lambda lang: lang and safe_name(lang))]  # '' (no name): scoring only
+
+
 class DataFile(Config):
-    lang: str
-    split: str = Field("test", description="train, dev or test.")
+    lang: FileLanguage = Field(description="The file's language; it names prediction files.")
+    split: SafeName = Field("test", description="train, dev or test.")
     path: str
     format: Literal[DATA_FORMATS] = "conllu"
     hypothesis_path: str | None = Field(None, description="XNLI: a parallel file (same examples, another "
                                         "language) whose hypotheses replace this file's (K et al. Table 11).")
-    hypothesis_lang: str | None = None
+    hypothesis_lang: LanguageName | None = None
     start: int = Field(0, ge=0, description="Use examples [start, end) of the file, e.g. to train on part of "
                        "a dev set and evaluate on the rest (the XNLI path of the shared data).")
     end: int | None = Field(None, ge=1)
@@ -39,7 +43,7 @@ class TransferConfig(Config):
     train: list[DataFile] = Field(min_length=1, description="One or more source files (their union trains).")
     evaluate: list[DataFile] = Field(min_length=1, description="Every file scored; the source language's dev "
                                      "file, when listed, selects the model (zero-shot protocol).")
-    seed: int = 0
+    seed: Seed = 0
     lr: list[float] = Field([5e-5], min_length=1, description="Grid of peak learning rates (fine-tuning modes).")
     batch_size: list[int] = Field([32], min_length=1, description="Grid of batch sizes.")
     epochs: float | list[float] = Field(2.0, description="Passes over the training set; a list is a grid (Wu & "
@@ -47,14 +51,14 @@ class TransferConfig(Config):
     checkpoints: list[int] = Field(default_factory=list, description="Pretraining steps whose saved checkpoints "
                                    "are candidates beside the final model, chosen on the source dev set with the "
                                    "grid (Wu & Dredze 2020: the best of five). Needs a pretrain artifact.")
-    steps: int | None = Field(None, ge=1, description="Optimiser steps, whatever the training set's size (Wu & "
+    steps: Steps | None = Field(None, description="Optimiser steps, whatever the training set's size (Wu & "
                               "Dredze 2020: 10k); set, it replaces `epochs`.")
     eval_every: int | None = Field(None, ge=1, description="Evaluate every k steps; default once per epoch.")
-    warmup: float = Field(0.1, description="Share of steps with linear warmup; then linear decay.")
+    warmup: float = Field(0.1, ge=0.0, le=1.0, description="Share of steps with linear warmup; then linear decay.")
     feature_lr: float = Field(1e-3, description="Adam lr of frozen-encoder modes; halved on a dev plateau.")
     min_lr: float = Field(1e-5, description="Frozen-encoder modes stop when the lr falls below this.")
-    max_train_sentences: int | None = None
-    max_eval_sentences: int | None = None
+    max_train_sentences: int | None = Field(None, gt=0)
+    max_eval_sentences: int | None = Field(None, gt=0)
     dropout: float = 0.1
     max_length: int = Field(128, ge=8, description="Subwords per sequence (tagging slides a window beyond).")
     freeze_layers: int = 0

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from mbertlab.errors import DataError
-from mbertlab.runtime import attention_for, autocast_factory, resolve_precision
+from mbertlab.runtime import attention_bias, attention_for, autocast_factory, resolve_precision
 from mbertlab.tasks.layers import ScalarMix
 
 FROZEN_MODES = ("feature", "bilstm_crf", "probe")
@@ -120,6 +120,9 @@ class Features(nn.Module):
         every = self.mix is not None or self.layer is not None
         grad = torch.no_grad() if self.frozen else contextlib.nullcontext()
         types = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
+        attention = getattr(getattr(self.encoder, "config", None), "_attn_implementation", None)
+        if attention is not None:  # a BERT: its 4-D mask made here, without a read of the device
+            attention_mask = attention_bias(attention_mask, attention)
         with grad, autocast(input_ids.device, self.precision):
             out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=every, **types)
         if self.mix is not None:

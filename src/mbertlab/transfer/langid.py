@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config, Precision, device_field, omit_defaults, precision_field
+from mbertlab.config import Config, LanguageName, Precision, Seed, device_field, omit_defaults, precision_field
 from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, seed_everything, setup_torch
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow, ResultsDB
@@ -16,7 +16,7 @@ from mbertlab.transfer.adapter import resolve
 
 
 class LangFile(Config):
-    lang: str
+    lang: LanguageName
     path: str = Field(description="Plain text, one sentence per line.")
 
 
@@ -26,7 +26,7 @@ class LangIdConfig(Config):
     test_share: float = Field(0.3, gt=0.0, lt=1.0)
     max_length: int = 128
     random_init: bool = False
-    seed: int = 0
+    seed: Seed = 0
     precision: Precision = precision_field()
     device: str = device_field()
 

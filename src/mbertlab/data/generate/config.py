@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config
+from mbertlab.config import Config, LanguageName, Seed
 
 Variant = Literal["fresh", "fake_script", "unigram"]
 
@@ -28,8 +28,8 @@ class LexiconSizes(Config):
 
 
 class LanguageConfig(Config):
-    name: str = Field(description="Language code used in file names and tables.")
-    base: str | None = Field(None, description="Language this one derives from (its lexicon and corpus).")
+    name: LanguageName = Field(description="Language code used in file names and tables.")
+    base: LanguageName | None = Field(None, description="Language this one derives from (its lexicon and corpus).")
     variant: Variant = Field("fresh", description="fresh: own word forms; fake_script: the base's forms "
                              "rewritten in a disjoint script; unigram: the base's sentence lengths with words "
                              "drawn i.i.d. from its unigram distribution.")
@@ -42,7 +42,7 @@ class LanguageConfig(Config):
                                      "identical (fresh languages with a base only).")
     script_shift: int = Field(0xF0000, description="Code-point shift of the fake script (plane 15, private use: "
                               "no real text uses it).")
-    sample_seed: int = Field(0, description="Seed of this language's own sentence sample (independent texts).")
+    sample_seed: Seed = Field(0, description="Seed of this language's own sentence sample (independent texts).")
 
 
 class SplitSizes(Config):
@@ -61,7 +61,7 @@ class TaskSizes(Config):
 
 
 class GenerateConfig(Config):
-    seed: int = 0
+    seed: Seed = 0
     lexicon: LexiconSizes = Field(default_factory=LexiconSizes)
     zipf: float = Field(1.0, description="Zipf exponent of word choice within a class.")
     sentences: SplitSizes = Field(default_factory=SplitSizes)
@@ -73,6 +73,10 @@ class GenerateConfig(Config):
     p_pronoun: float = 0.15
     p_name: float = 0.2
     tasks: TaskSizes = Field(default_factory=TaskSizes, description="Generated XNLI- and MLDoc-style sets.")
+    nli: Literal["verb-relations"] = Field("verb-relations", description="How the XNLI pairs are made (in the "
+                                           "hash: the files changed under the same settings). 'verb-relations': "
+                                           "one verb swapped for a synonym, antonym or unrelated verb, so lengths "
+                                           "and word overlap are alike in the three classes (data/generate/nli.py).")
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):

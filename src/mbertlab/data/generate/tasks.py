@@ -6,67 +6,18 @@ hypothesis from another make a cross-lingual pair with the same gold label.
 """
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import numpy as np
 
 from mbertlab.data.generate.grammar import Draws, Grammar, Node
+from mbertlab.data.generate.nli import nli_examples
 from mbertlab.data.generate.realise import Spelling, realise
 from mbertlab.data.generate.config import GenerateConfig, LanguageConfig
 from mbertlab.formats.classification import MLDOC_LABELS
 
 SPLITS = ("train", "dev", "test")
-OPTIONAL = ("amod", "advmod", "obl", "nmod")
 SENTENCES_PER_DOCUMENT = 4
-
-
-def _without_modifiers(node: Node) -> Node:
-    """Entailment: the premise minus its adjectives, adverbs and adpositional phrases (less information)."""
-    node.children = [_without_modifiers(c) for c in node.children if c.deprel not in OPTIONAL]
-    return node
-
-
-def _swapped(root: Node, draws: Draws) -> Node:
-    """Contradiction: subject and object exchanged (who did what to whom changes); when they are the same
-    concept, the verb is replaced by another one instead."""
-    subject = next(c for c in root.children if c.deprel == "nsubj")
-    obj = next(c for c in root.children if c.deprel == "obj")
-    if (subject.cls, subject.index) == (obj.cls, obj.index):
-        root.index = (root.index + 1 + draws.integers(draws.sizes["VERB"] - 1)) % draws.sizes["VERB"]
-        return root
-    subject.deprel, obj.deprel = "obj", "nsubj"
-    i, j = root.children.index(subject), root.children.index(obj)
-    root.children[i], root.children[j] = obj, subject
-    root.agree_plural = obj.plural
-    return root
-
-
-def _with_clause(root: Node, grammar: Grammar, draws: Draws) -> Node:
-    """Neutral: an unrelated clause coordinated to the premise (neither implied nor excluded by it)."""
-    clause = grammar.clause(draws, "conj")
-    clause.children.insert(0, Node("CCONJ", draws.word("CCONJ"), "cc"))
-    root.children.insert(len(root.children) - 1, clause)  # before the final punctuation
-    return root
-
-
-def nli_examples(grammar: Grammar, seed: list[int], n: int) -> list[tuple[str, Node, Node]]:
-    """`n` (label, premise, hypothesis) trees; every block of 3 holds each label once (balanced)."""
-    draws = grammar.draws(seed)
-    out, rotation = [], 0
-    for i in range(n):
-        premise = grammar.sentence(draws)
-        rotation = draws.integers(3) if i % 3 == 0 else rotation
-        label = ("entailment", "neutral", "contradiction")[(i + rotation) % 3]
-        hypothesis = copy.deepcopy(premise)
-        if label == "entailment":
-            hypothesis = _without_modifiers(hypothesis)
-        elif label == "contradiction":
-            hypothesis = _swapped(hypothesis, draws)
-        else:
-            hypothesis = _with_clause(hypothesis, grammar, draws)
-        out.append((label, premise, hypothesis))
-    return out
 
 
 def _topical(node: Node, topic: int, draws: Draws, bias: float) -> None:

@@ -1,0 +1,103 @@
+"""Pre-extracted Wikipedia text, as researchers download it → plain sentences.
+
+Two layouts, one article per record with its plain text under `text` (other fields are ignored):
+JSON lines (`{"id": ..., "title": ..., "text": ...}` per line) and Parquet with a `text` column (the
+`wikimedia/wikipedia` layout on the Hugging Face hub: id, url, title, text). Both stream: JSON lines line by
+line (each line bounded by `common.MAX_LINE_BYTES`), Parquet in batches within its row groups (pyarrow).
+Sentences are cut as in Wikipedia dumps (`wikidump.split_sentences`).
+
+Strict: a line that is not a JSON object, a record without `text` or whose text is not a string, a Parquet
+file without a string column `text` or with a null text, and a file with no sentence at all are DataErrors.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from mbertlab.errors import DataError
+from mbertlab.formats.common import existing_file, numbered_lines
+from mbertlab.formats.wikidump import split_sentences
+
+JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+              type(None): "null"}
+BATCH_ROWS = 256  # Parquet rows decoded at once
+
+
+def read_jsonl(path: str | Path) -> Iterator[str]:
+    """Sentences of the `text` of each JSON line; blank lines are passed over."""
+    path = existing_file(path)
+    return _sentences(path, _jsonl_texts(path))
+
+
+def read_parquet(path: str | Path) -> Iterator[str]:
+    """Sentences of each row's `text`, read in batches of BATCH_ROWS."""
+    path = existing_file(path)
+    return _sentences(path, _parquet_texts(path))
+
+
+def _sentences(path: Path, texts: Iterable[str]) -> Iterator[str]:
+    records = sentences = 0
+    for text in texts:
+        records += 1
+        for sentence in split_sentences(text):
+            sentences += 1
+            yield sentence
+    if not sentences:
+        raise DataError(path, None, f"found no sentence in {records} records; expected article text")
+
+
+def _jsonl_texts(path: Path) -> Iterator[str]:
+    for number, line in numbered_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(path, number, f"found invalid JSON ({err.msg} at column {err.colno}); expected one "
+                                          "JSON object per line") from None
+        if not isinstance(record, dict):
+            raise DataError(path, number, f"found a JSON {JSON_TYPES[type(record)]}; expected an object with "
+                                          'a "text" key')
+        if "text" not in record:
+            keys = ", ".join(repr(key)[:40] for key in list(record)[:8]) or "none"
+            raise DataError(path, number, f'found keys {keys}; expected a "text" key')
+        if not isinstance(record["text"], str):
+            raise DataError(path, number, f'found a JSON {JSON_TYPES[type(record["text"])]} as "text"; expected '
+                                          "a string")
+        yield record["text"]
+
+
+def _parquet_texts(path: Path) -> Iterator[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with pq.ParquetFile(path) as parquet:
+            _check_text_column(path, parquet.schema_arrow)
+            row = 0
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["text"]):
+                for text in batch.column(0).to_pylist():
+                    row += 1
+                    if text is None:
+                        raise DataError(path, None, f"found a null text in row {row} (counting from 1); expected "
+                                                    "a string")
+                    yield text
+    except (pa.ArrowException, OSError) as err:  # not Parquet, or damaged
+        message = " ".join(str(err).split())
+        raise DataError(path, None, f"found an unreadable Parquet file ({message}); expected Parquet with a "
+                                    '"text" column') from None
+
+
+def _check_text_column(path: Path, schema) -> None:
+    import pyarrow as pa
+
+    if "text" not in schema.names:
+        columns = ", ".join(repr(name)[:40] for name in schema.names[:8]) or "none"
+        raise DataError(path, None, f'found columns {columns}; expected a "text" column (the wikimedia/wikipedia '
+                                    "layout: id, url, title, text)")
+    if len(schema.get_all_field_indices("text")) > 1:
+        raise DataError(path, None, 'found several columns named "text"; expected one')
+    kind = schema.field("text").type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)):
+        raise DataError(path, None, f'found column "text" of type {kind}; expected strings')

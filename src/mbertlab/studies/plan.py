@@ -1,0 +1,159 @@
+"""What a study run would build and cost, before it runs: every stage by kind with what exists already, and
+for each pretraining its shape, parameters, tokens, device-hours and disk (`mbertlab study plan`).
+
+No model is built: parameters and FLOPs come from `pretrain.cost`'s formulas. The vocabulary is the one the
+tokenizer will really reach: the built tokenizer's when it exists, else a tokenizer trained here on a sample
+of the spec's text (`studies.vocab`). The device-hour model is stated in docs/devices.md ("Planning a run").
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from mbertlab.pretrain.config import PretrainConfig
+from mbertlab.pretrain.cost import bert_parameters, checkpoint_bytes, flops_per_token, tokens_processed
+from mbertlab.store.artifacts import ArtifactStore
+from mbertlab.studies.runner import JobStatus, study_status
+from mbertlab.studies.spec import StudySpec
+
+# The throughput model (docs/devices.md). GPU: an assumed MFU, not measured here (no GPU was available when
+# it was written); a micro-batch also costs at least its kernel launches, which bound small models.
+GPU_NAME = "NVIDIA H100 SXM (bf16 dense peak 989 TFLOP/s)"
+GPU_PEAK_FLOPS = 989e12
+GPU_MFU = 0.40
+LAUNCH_S = (2e-3, 0.5e-3)  # a micro-batch's floor on the GPU: 2 ms + 0.5 ms per layer (assumed)
+# CPU: measured on the 2-core development machine (2026-11-25, fp32, the loop's masked-only step, median of
+# 20 steps with other jobs running): 59.5 GFLOP/s at k2020's lab shape (4 x 128, batch 64 x 16).
+CPU_NAME = "the 2-core development CPU (fp32, measured 2026-11-25)"
+CPU_FLOPS = 59.5e9
+PRETRAIN_KINDS = ("pretrain", "student")
+
+
+@dataclass
+class PretrainEstimate:
+    label: str
+    kind: str
+    hash: str
+    state: str
+    layers: int
+    hidden: int
+    heads: int
+    intermediate: int
+    vocab: int
+    vocab_from: str  # where the vocabulary size comes from (a built tokenizer, a sample, an encoder)
+    parameters: int
+    tokens: int
+    flops: float
+    gpu_hours: float
+    cpu_hours: float
+    disk_bytes: int
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class KindTotal:
+    kind: str
+    jobs: int = 0
+    done: int = 0
+    partial: int = 0
+    missing: int = 0
+    tokens: int = 0
+    gpu_hours: float = 0.0
+    cpu_hours: float = 0.0
+    disk_bytes: int = 0
+    unestimated: int = 0  # jobs whose cost the plan does not estimate
+
+    def add(self, tokens: int, gpu_hours: float, cpu_hours: float, disk_bytes: int) -> None:
+        self.tokens += tokens
+        self.gpu_hours += gpu_hours
+        self.cpu_hours += cpu_hours
+        self.disk_bytes += disk_bytes
+
+
+@dataclass
+class StudyPlan:
+    study: str
+    scale: str
+    kinds: list[KindTotal]
+    pretrains: list[PretrainEstimate]
+    warnings: list[str]
+    model: dict = field(default_factory=dict)  # the throughput model's constants
+
+    @property
+    def gpu_hours(self) -> float:
+        return sum(k.gpu_hours for k in self.kinds)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "gpu_hours": self.gpu_hours, "cpu_hours": sum(k.cpu_hours for k in self.kinds)}
+
+
+def throughput_model() -> dict:
+    return {"gpu": GPU_NAME, "gpu_peak_flops": GPU_PEAK_FLOPS, "gpu_mfu": GPU_MFU,
+            "gpu_micro_batch_floor_s": f"{LAUNCH_S[0]} + {LAUNCH_S[1]} x layers", "cpu": CPU_NAME,
+            "cpu_flops": CPU_FLOPS, "flops_per_token": "6 x encoder matmul weights + 12 x layers x seq_len x "
+            "hidden + 6 x mask_prob x (hidden^2 + vocab x hidden)"}
+
+
+def micro_batch_floor(layers: int) -> float:
+    """Seconds a micro-batch takes on the GPU at least (kernel launches), whatever its FLOPs."""
+    return LAUNCH_S[0] + LAUNCH_S[1] * layers
+
+
+def gpu_seconds(config: PretrainConfig, flops: float) -> float:
+    """Compute at the assumed MFU, or the micro-batches' launch floor where that is longer (small models)."""
+    floor = config.steps * config.accumulation * micro_batch_floor(config.model.layers)
+    return max(flops / (GPU_PEAK_FLOPS * GPU_MFU), floor)
+
+
+def estimate(status: JobStatus, vocab: int, vocab_from: str) -> PretrainEstimate:
+    job, config = status.job, status.job.config
+    shape = config.model
+    parameters = bert_parameters(shape, vocab, nsp=config.nsp)
+    tokens = tokens_processed(config)
+    flops = tokens * flops_per_token(config, vocab)
+    if job.kind == "student":  # each row also runs its language's teacher forward (2 x its matmul weights)
+        flops += tokens * max((flops_per_token(t.config, vocab) / 3 for t in job.inputs[1:]
+                               if t.kind == "pretrain"), default=0.0)
+    return PretrainEstimate(
+        job.label, job.kind, status.hash, status.state, shape.layers, shape.hidden, shape.heads,
+        shape.intermediate or 4 * shape.hidden, vocab, vocab_from, parameters, tokens, flops,
+        gpu_seconds(config, flops) / 3600, flops / CPU_FLOPS / 3600,
+        checkpoint_bytes(parameters, config.keep_checkpoints), dict(job.tags))
+
+
+def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = ()) -> StudyPlan:
+    """Every job of the study with its state, the pretrainings' estimates, totals per kind and the warnings."""
+    from mbertlab.studies.checks import plan_warnings
+    from mbertlab.studies.vocab import VocabProbe
+
+    statuses = study_status(spec, store)
+    probe = VocabProbe(store)
+    try:
+        totals, pretrains = _estimates(statuses, probe)
+    finally:
+        probe.close()
+    warnings = plan_warnings(spec, pretrains, probe.shortfalls, overrides)
+    return StudyPlan(spec.name, spec.scale, list(totals.values()), pretrains, warnings, throughput_model())
+
+
+def _estimates(statuses: list[JobStatus], probe) -> tuple[dict[str, KindTotal], list[PretrainEstimate]]:
+    """Pretrainings by formula, fine-tunings roughly (`studies.transfer_cost`); other kinds are counted only."""
+    from mbertlab.studies.transfer_cost import Encoder, transfer_cost
+
+    totals: dict[str, KindTotal] = {}
+    pretrains, shapes = [], {}
+    for status in statuses:
+        job = status.job
+        total = totals.setdefault(job.kind, KindTotal(job.kind))
+        total.jobs += 1
+        setattr(total, status.state, getattr(total, status.state) + 1)
+        if job.kind in PRETRAIN_KINDS:
+            est = estimate(status, *probe.vocab(job.inputs[0]))
+            pretrains.append(est)
+            shapes[job] = Encoder(est.layers, est.hidden, est.intermediate)
+            total.add(est.tokens, est.gpu_hours, est.cpu_hours, est.disk_bytes)
+        elif job.kind == "transfer" and (cost := transfer_cost(job, shapes, micro_batch_floor)) is not None:
+            flops, floor = cost
+            total.add(0, max(flops / (GPU_PEAK_FLOPS * GPU_MFU), floor) / 3600, flops / CPU_FLOPS / 3600, 0)
+        else:
+            total.unestimated += 1
+    return totals, pretrains

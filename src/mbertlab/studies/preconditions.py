@@ -1,0 +1,241 @@
+"""Checks: the preconditions under which a finding's verdict means something, evaluated before the claim.
+
+A finding lists `checks:`; each is tested on every side of the finding (the rows it compares) and a failing
+one makes the verdict *uninformative*, with the check's numbers. Kinds:
+- learned: the model's source (or in-language) score, picked by overriding the side's filters with `select`,
+  above each control in `against` (random-init, majority) by `margin`, at every seed and language (the
+  control of the same languages and seed where it has one): a model that did not learn its task transfers
+  nothing.
+- left_plateau: every language's final dev MLM loss of the pretraining behind the rows at least `nats` below
+  the unigram entropy of its training tokens (a model at the plateau predicts word frequencies only).
+- control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
+- surface: a classifier on surface cues (lengths, word overlap) of the task files behind the rows stays within
+  `margin` of `chance`: else the task is solved without reading the sentences.
+Artifacts are read through the rows' `artifact` paths, resolved under the study's workdir.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from mbertlab.config import Config
+from mbertlab.store.results import ResultRow
+from mbertlab.studies.selection import SEL_HELP, Selection, label, merged, pick
+
+ENCODERS_TRAINED_ELSEWHERE = ("hf_encoder", "static")
+
+
+class _Check(Config):
+    name: str = Field("", description="A label for the report (default: the kind).")
+
+
+class Learned(_Check):
+    kind: Literal["learned"]
+    select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick the "
+                          "model's own source or in-language score, e.g. {test_lang: src}. " + SEL_HELP)
+    against: list[Selection] = Field(min_length=1, description="Overrides that pick each control, e.g. "
+                                     "[{control: random_init}, {control: majority}]; null drops a filter.")
+    margin: float = Field(0.0, ge=0, description="Every seed above every control by more than this.")
+
+
+class LeftPlateau(_Check):
+    kind: Literal["left_plateau"]
+    nats: float = Field(gt=0, description="Final dev loss at least this far below the unigram entropy.")
+
+
+class Control(_Check):
+    kind: Literal["control"]
+    against: Selection = Field(description="Overrides of each side's filters that pick the control's rows.")
+    margin: float = Field(0.0, ge=0, description="The side's mean above the control's by more than this.")
+
+
+class Surface(_Check):
+    kind: Literal["surface"]
+    chance: float = Field(gt=0, lt=1, description="Chance accuracy of the task, e.g. 1/3 for XNLI.")
+    margin: float = Field(0.05, gt=0, description="The surface-only accuracy within this of chance.")
+
+
+Check = Annotated[Learned | LeftPlateau | Control | Surface, Field(discriminator="kind")]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    passed: bool | None  # None: the check could not be evaluated (its rows or artifacts are missing)
+    text: str
+
+    def __str__(self) -> str:
+        mark = "passed" if self.passed else "failed" if self.passed is False else "not evaluated"
+        return f"{self.name} {mark}: {self.text}"
+
+
+def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
+                    workdir: Path | None = None) -> list[CheckResult]:
+    """Each check over the finding's sides (their full filters), worst side first in its text."""
+    unique = list({json.dumps(s, sort_keys=True, default=str): s for s in sides}.values())
+    out = []
+    for check in checks:
+        name = check.name or check.kind
+        if isinstance(check, Learned):
+            out.append(_learned(name, check, unique, rows))
+        elif isinstance(check, Control):
+            out.append(_control(name, check, unique, rows))
+        elif isinstance(check, LeftPlateau):
+            out.append(_per_artifact(name, unique, rows, workdir, lambda p: _plateau(check, p), "pretrain"))
+        else:
+            out.append(_per_artifact(name, unique, rows, workdir, lambda p: _surface(check, p), "transfer"))
+    return out
+
+
+def _control_value(control: list[ResultRow], row: ResultRow) -> float:
+    """The control's score for a model's row: of the same train and test language and seed where the control
+    has it, else of the same languages (a majority label is one run), else its mean."""
+    for key in ((row.train_lang, row.test_lang, row.seed), (row.train_lang, row.test_lang)):
+        found = [c.value for c in control if (c.train_lang, c.test_lang, c.seed)[:len(key)] == key]
+        if found:
+            return sum(found) / len(found)
+    return sum(c.value for c in control) / len(control)
+
+
+def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
+    worst = None  # (model − control − margin, words)
+    for side in sides:
+        model = pick(rows, merged(side, check.select))
+        if not model:
+            return CheckResult(name, None, f"no rows for {label(merged(side, check.select))}")
+        for against in check.against:
+            control = pick(rows, merged(side, check.select, against))
+            if not control:
+                return CheckResult(name, None, f"no rows for the control {label(merged(side, check.select, against))}")
+            for r in model:
+                c = _control_value(control, r)
+                gap = r.value - c - check.margin
+                if worst is None or gap < worst[0]:
+                    worst = (gap, f"{label(merged(side, check.select))}, seed {r.seed}: {r.value:.4g} vs "
+                                  f"{label(against)} {c:.4g} ({r.value - c:+.4g}, needs > {check.margin:.4g})")
+    return CheckResult(name, worst[0] > 0, ("lowest: " if worst[0] > 0 else "") + worst[1])
+
+
+def _control(name: str, check: Control, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
+    worst = None
+    for side in sides:
+        own, control = pick(rows, side), pick(rows, merged(side, check.against))
+        if not control:
+            return CheckResult(name, None, f"no rows for the control {label(merged(side, check.against))}")
+        a, b = (sum(r.value for r in x) / len(x) for x in (own, control))
+        gap = a - b - check.margin
+        if worst is None or gap < worst[0]:
+            worst = (gap, f"{label(side)}: {a:.4g} vs {label(check.against)} {b:.4g} ({a - b:+.4g}, "
+                          f"needs > {check.margin:.4g})")
+    return CheckResult(name, worst[0] > 0, worst[1])
+
+
+def artifact_dir(path: str, workdir: Path | None) -> Path:
+    """An artifact's directory, `<stage>/<hash>` under the study's workdir (a moved workdir still resolves)."""
+    p = Path(path)
+    return workdir / p.parent.name / p.name if workdir is not None else p
+
+
+def _inputs(directory: Path, workdir: Path | None) -> list[Path]:
+    found = directory / "inputs.json"
+    if not found.is_file():
+        return []
+    return [artifact_dir(i["path"], workdir) for i in json.loads(found.read_text(encoding="utf-8"))]
+
+
+def _behind(top: Path, stages: tuple[str, ...], workdir: Path | None) -> list[Path]:
+    """The artifacts of `stages` that `top` is or reads, however deep (a correlation reads transfers that read
+    a pretraining), not looking past one that is found."""
+    found, todo, seen = [], [top], set()
+    while todo:
+        d = todo.pop()
+        if d in seen:
+            continue
+        seen.add(d)
+        if d.parent.name in stages:
+            found.append(d)
+        else:
+            todo += _inputs(d, workdir)
+    return found
+
+
+def _per_artifact(name: str, sides: list[Selection], rows: list[ResultRow], workdir: Path | None, measure,
+                  stage: str) -> CheckResult:
+    """`measure(directory) -> (gap, words)` (a gap > 0 passes) over every `stage` artifact behind the rows."""
+    stages = (stage, *ENCODERS_TRAINED_ELSEWHERE) if stage == "pretrain" else (stage,)
+    found: dict[Path, None] = {}
+    for side in sides:
+        for top in {artifact_dir(r.artifact, workdir) for r in pick(rows, side) if r.artifact}:
+            found.update(dict.fromkeys(_behind(top, stages, workdir)))
+    if not found:
+        return CheckResult(name, None, f"no {stage} artifact behind the rows of {label(sides[0])}")
+    results = [measure(d) for d in found]
+    missing = [words for gap, words in results if gap is None]
+    if missing:
+        return CheckResult(name, None, missing[0])
+    gap, words = min(results, key=lambda x: x[0])
+    return CheckResult(name, gap > 0, ("closest: " if gap > 0 else "") + words)
+
+
+@lru_cache(maxsize=256)
+def unigram_entropy(shards: Path, lang: str) -> float:
+    """Entropy (nats) of the token-id frequencies of a language's training shard: the dev loss of a model that
+    predicts every masked token from word frequencies alone."""
+    import numpy as np
+
+    counts = np.bincount(np.load(shards / f"{lang}.train.ids.npy", mmap_mode="r"))
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def final_dev_loss(pretrain: Path) -> dict[str, float]:
+    """Each language's dev MLM loss at the last evaluated step of a pretraining (its metrics.jsonl)."""
+    last: dict[str, tuple[int, float]] = {}
+    path = pretrain / "metrics.jsonl"
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            if "lang" in rec and "loss" in rec and rec["step"] >= last.get(rec["lang"], (-1, 0.0))[0]:
+                last[rec["lang"]] = (rec["step"], rec["loss"])
+    return {lang: loss for lang, (_, loss) in last.items()}
+
+
+def _plateau(check: LeftPlateau, pretrain: Path) -> tuple[float | None, str]:
+    if pretrain.parent.name in ENCODERS_TRAINED_ELSEWHERE:
+        return math.inf, f"{pretrain.parent.name}/{pretrain.name}: an encoder not pretrained here"
+    losses = final_dev_loss(pretrain)
+    shards = next((d for d in _inputs(pretrain, pretrain.parent.parent) if d.parent.name == "shards"), None)
+    if not losses or shards is None:
+        return None, f"pretrain/{pretrain.name}: no dev losses (metrics.jsonl) or no shards input"
+    gaps = [(unigram_entropy(shards, lang) - loss, lang, loss) for lang, loss in losses.items()]
+    gap, lang, loss = min(gaps)
+    return gap - check.nats, (f"pretrain/{pretrain.name} {lang}: dev loss {loss:.3f} vs unigram entropy "
+                              f"{loss + gap:.3f} nats ({gap:.3f} below, needs ≥ {check.nats:g})")
+
+
+def _surface(check: Surface, transfer: Path) -> tuple[float | None, str]:
+    config = json.loads((transfer / "config.json").read_text(encoding="utf-8"))
+    data = next((d for d in _inputs(transfer, transfer.parent.parent) if d.parent.name not in
+                 ("pretrain", *ENCODERS_TRAINED_ELSEWHERE)), None)
+    if data is None or config.get("task") != "xnli":
+        return None, f"transfer/{transfer.name}: no XNLI data input"
+    train = data / config["train"][0]["path"]
+    tests = [data / f["path"] for f in config["evaluate"] if f.get("split") == "test" and not f.get("hypothesis_path")]
+    scores = [(_surface_accuracy(train, test), test) for test in tests]
+    acc, test = max(scores, key=lambda x: abs(x[0] - check.chance))
+    where = test.relative_to(data)
+    return check.margin - abs(acc - check.chance), (f"surface-only accuracy {acc:.3f} on {where} "
+                                                    f"(chance {check.chance:.3f} ± {check.margin:g})")
+
+
+@lru_cache(maxsize=256)
+def _surface_accuracy(train: Path, test: Path) -> float:
+    from mbertlab.analysis.surface import surface_baseline_accuracy
+
+    return surface_baseline_accuracy(train, test)

@@ -1,0 +1,75 @@
+"""A rough cost of the fine-tuning (`transfer`) stages of a plan, so that a scale's device-hours are not only
+its pretrainings'. Rougher than pretraining's: the examples' lengths are assumed (`TOKENS_PER_EXAMPLE`), and
+only generated data, or a `max_train_sentences` cap, says how many examples there are (others: not estimated).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from mbertlab.studies.jobs import Job
+
+TOKENS_PER_EXAMPLE = 32  # word pieces of one sentence with [CLS] and [SEP] (assumed); a pair (XNLI) twice that
+FROZEN_MODES = ("freeze", "feature", "probe")  # the encoder runs forward only
+NO_ENCODER_MODES = ("majority",)
+
+
+@dataclass(frozen=True)
+class Encoder:
+    layers: int
+    hidden: int
+    intermediate: int
+
+
+def encoder_of(job: Job, shapes: dict[Job, Encoder]) -> Encoder | None:
+    """The shape of the transfer's encoder: a planned pretraining's, or a released encoder's config."""
+    for inp in job.inputs:
+        if inp in shapes:
+            return shapes[inp]
+        if inp.kind == "hf_encoder":
+            c = json.loads((Path(inp.config.path) / "config.json").read_text(encoding="utf-8"))
+            return Encoder(c["num_hidden_layers"], c["hidden_size"], c["intermediate_size"])
+    return None
+
+
+def examples(job: Job) -> tuple[int, int] | None:
+    """(training examples, evaluated examples) where the data says how many, else None."""
+    config = job.config
+    data = next((i for i in job.inputs if i.kind in ("generate", "taskdata", "task_files")), None)
+    if data is not None and data.kind == "generate":
+        g = data.config
+        sizes = {"xnli": g.tasks.nli, "mldoc": g.tasks.mldoc}.get(config.task, g.sentences)
+        train, test, dev = sizes.train, sizes.test, sizes.dev
+    elif config.max_train_sentences is not None and config.max_eval_sentences is not None:
+        train, test = config.max_train_sentences, config.max_eval_sentences
+        dev = test
+    else:
+        return None
+    cap = lambda n, m: n if m is None else min(n, m)  # noqa: E731
+    evaluated = sum(cap(dev if f.split == "dev" else test, config.max_eval_sentences) for f in config.evaluate)
+    return cap(train, config.max_train_sentences), evaluated
+
+
+def transfer_cost(job: Job, shapes: dict[Job, Encoder], micro_batch_floor) -> tuple[float, float] | None:
+    """(FLOPs, GPU launch-floor seconds) of a transfer job, or None where it cannot be estimated."""
+    config = job.config
+    if config.mode in NO_ENCODER_MODES:
+        return 0.0, 0.0
+    encoder, sizes = encoder_of(job, shapes), examples(job)
+    if encoder is None or sizes is None:
+        return None
+    train, evaluated = sizes
+    length = min(config.max_length, TOKENS_PER_EXAMPLE * (2 if config.task == "xnli" else 1))
+    forward = 2 * encoder.layers * (4 * encoder.hidden ** 2 + 2 * encoder.hidden * encoder.intermediate
+                                     + 2 * length * encoder.hidden)  # per token
+    grid = len(config.lr) * len(config.batch_size)
+    batch = max(config.batch_size)
+    seen = config.steps * batch if config.steps else train * max(config.epoch_grid)
+    evaluations = (seen // batch) // config.eval_every if config.eval_every else max(config.epoch_grid)
+    if config.mode in FROZEN_MODES:  # the frozen encoder's outputs are computed once and kept
+        seen, evaluations = train, 1
+    train_flops = seen * length * forward * (1 if config.mode in FROZEN_MODES else 3)
+    eval_flops = evaluated * length * forward * max(1, evaluations)
+    steps = seen / batch + evaluated * max(1, evaluations) / batch
+    return grid * (train_flops + eval_flops), grid * steps * micro_batch_floor(encoder.layers)

@@ -1,0 +1,167 @@
+"""`study plan`: parameter counts against Hugging Face's models, token counts against what the loop consumes,
+the warnings, and the scales a spec does not define."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from mbertlab.cli.main import app, run
+from mbertlab.errors import ConfigError
+from mbertlab.pretrain.config import ModelShape, PretrainConfig
+from mbertlab.pretrain.cost import bert_parameters, tokens_processed
+from mbertlab.store.artifacts import ArtifactStore
+from mbertlab.store.results import ResultsDB
+from mbertlab.studies.jobs import RunContext, topological
+from mbertlab.studies.plan import plan_study
+from mbertlab.studies.runner import build_job, study_jobs
+from mbertlab.studies.spec import load_spec
+
+SHAPES = [  # (shape, vocabulary, next-sentence prediction)
+    (ModelShape(layers=1, hidden=8, heads=1), 37, False),
+    (ModelShape(layers=2, hidden=36, heads=3, intermediate=50, max_positions=40), 301, False),
+    (ModelShape(layers=3, hidden=24, heads=2, max_positions=64), 1009, True),
+]
+
+
+@pytest.mark.parametrize("shape,vocab,nsp", SHAPES)
+def test_parameters_equal_hugging_face_models(shape, vocab, nsp):
+    from mbertlab.pretrain.model import new_model
+
+    model = new_model(shape, vocab, nsp=nsp)
+    assert bert_parameters(shape, vocab, nsp=nsp) == sum(p.numel() for p in model.parameters())
+
+
+def test_plan_matches_a_real_pretraining(tmp_path, monkeypatch):
+    """quick's test scale: the vocabulary sampled before anything is built is the built tokenizer's, the
+    parameters are the saved model's and the tokens are those the loop feeds the model."""
+    import mbertlab.pretrain.loop as loop
+    from transformers import BertForMaskedLM
+
+    spec = load_spec("quick", "test")
+    store = ArtifactStore(tmp_path)
+    before = plan_study(spec, store)
+    job = next(j for j in study_jobs(spec) if j.kind == "pretrain")
+    consumed = []
+    accumulate = loop._accumulate_gradients
+
+    def counting(run, autocast, batches):
+        loss, tokens = accumulate(run, autocast, batches)
+        consumed.append(tokens)
+        return loss, tokens
+
+    monkeypatch.setattr(loop, "_accumulate_gradients", counting)
+    ctx = RunContext(store, ResultsDB(tmp_path / "results.db"), "quick")
+    built = {}
+    for j in topological([job]):
+        built[j] = build_job(j, [built[i] for i in j.inputs], ctx)
+    model = BertForMaskedLM.from_pretrained(str(built[job].path / "model"))
+    planned = next(p for p in before.pretrains if p.label == job.label)
+    assert planned.state == "missing" and "sample" in planned.vocab_from
+    assert planned.vocab == model.config.vocab_size
+    assert planned.parameters == sum(p.numel() for p in model.parameters())
+    assert len(consumed) == job.config.steps and planned.tokens == sum(consumed)
+    after = next(p for p in plan_study(spec, store).pretrains if p.label == job.label)
+    assert (after.state, after.vocab_from, after.parameters) == ("done", "the built tokenizer", planned.parameters)
+
+
+def test_tokens_count_every_accumulation_micro_batch():
+    one = PretrainConfig(steps=10, batch_size=64, seq_len=32)
+    assert tokens_processed(one) == tokens_processed(one.model_copy(update={"accumulation": 4})) == 10 * 64 * 32
+
+
+def test_plan_json_parses_and_counts_every_job(tmp_path):
+    result = CliRunner().invoke(app, ["--workdir", str(tmp_path), "study", "plan", "quick", "--scale", "test",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    plan = json.loads(result.output)
+    jobs = study_jobs(load_spec("quick", "test"))
+    assert sum(k["jobs"] for k in plan["kinds"]) == len(jobs)
+    assert len(plan["pretrains"]) == sum(j.kind == "pretrain" for j in jobs)
+    kinds = {k["kind"]: k for k in plan["kinds"]}
+    assert kinds["pretrain"]["gpu_hours"] == pytest.approx(sum(p["gpu_hours"] for p in plan["pretrains"]))
+    assert plan["gpu_hours"] == pytest.approx(sum(k["gpu_hours"] for k in plan["kinds"]))
+    assert kinds["transfer"]["gpu_hours"] > 0 and kinds["transfer"]["unestimated"] == 0  # generated data: counted
+
+
+def test_a_scale_the_spec_does_not_define_is_an_error(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="scale 'paper' is not defined by this spec"):
+        load_spec("quick", "paper")
+    assert run(["--workdir", str(tmp_path), "study", "plan", "quick", "--scale", "paper"]) == 1
+    err = capsys.readouterr().err
+    assert "quick.yaml: scale 'paper' is not defined by this spec (defined: test, lab, gpu)" in err
+    assert "Traceback" not in err
+
+
+def test_warnings_unused_set_and_unreachable_vocabulary(tmp_path):
+    """quick's word tokenizer asks for 2,000 words; its generated languages have a few hundred."""
+    overrides = ["seeds=[0]", "pretrain.steps=30", "scales.lab.seeds=[0, 1]"]
+    spec = load_spec("quick", "test", overrides)
+    warnings = plan_study(spec, ArtifactStore(tmp_path), overrides).warnings
+    assert [w for w in warnings if w.startswith("--set")] == [f"--set {o}: changes no stage of the study"
+                                                              for o in ("seeds=[0]", "scales.lab.seeds=[0, 1]")]
+    assert any("vocab_size asks for 2,005 pieces" in w for w in warnings)
+
+
+def test_validate_prints_the_plan_warnings(tmp_path, capsys):
+    assert run(["--workdir", str(tmp_path), "study", "validate", "quick", "--scale", "test", "--set", "seeds=[0]"]) == 0
+    out = capsys.readouterr().out
+    assert "quick (test): valid" in out and "WARNING: --set seeds=[0]: changes no stage of the study" in out
+
+
+@pytest.mark.slow
+def test_every_builtin_spec_has_a_gpu_scale_within_one_gpu_hour(tmp_path):
+    """The plan's estimate (pretraining and fine-tuning) of each spec's gpu scale fits one H100-class GPU-hour."""
+    from mbertlab.studies.spec import builtin_specs
+
+    for name in builtin_specs():
+        plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path))
+        assert 0 < plan.gpu_hours <= 1.0, (name, plan.gpu_hours)
+
+
+def test_parameter_share_warnings_follow_hugging_face_counts(tmp_path):
+    """k2020's lab tables state each shape's parameters as a share of the base ("5.8%" of the row at "100.0%"):
+    at test scale (another vocabulary) a row is warned about exactly when Hugging Face's own count of its model
+    is more than 2% off its stated share."""
+    from mbertlab.pretrain.model import new_model
+    from mbertlab.studies.runner import spec_section
+
+    spec = load_spec("k2020", "test")
+    plan = plan_study(spec, ArtifactStore(tmp_path))
+    by_condition = {p.tags["condition"]: p for p in plan.pretrains}
+    table = next(t for t in spec_section(spec, "tables") if t["title"].startswith("Total parameters"))
+    rows = [r for r in table["rows"] if r["condition"] in by_condition]
+
+    def counted(est) -> int:  # the model itself, built at the planned shape and vocabulary
+        shape = ModelShape(layers=est.layers, hidden=est.hidden, heads=est.heads, intermediate=est.intermediate)
+        return sum(p.numel() for p in new_model(shape, est.vocab).parameters())
+
+    base = counted(by_condition[next(r["condition"] for r in rows if r["level"] == "100.0%")])
+    checked = 0
+    for row in rows:
+        share = float(row["level"].rstrip("%")) / 100
+        off = abs(counted(by_condition[row["condition"]]) - share * base) > 0.02 * share * base
+        warned = any(f"row {row['condition']!r} (its level {row['level']} of the base)" in w for w in plan.warnings)
+        assert warned == off, row
+        checked += off
+    assert checked  # the test-scale vocabulary moves some rows off their lab shares
+
+
+def test_real_text_vocabulary_sampled_before_the_corpus_is_built(tmp_path, shared_data):
+    """studies/k2020-lab.yaml at test scale (real text, 300 sentences a language, so the sample is the whole
+    text): the vocabulary the plan trains on its corpus sample is the one the built tokenizer has."""
+    spec = load_spec("studies/k2020-lab.yaml", "test")
+    store = ArtifactStore(tmp_path)
+    planned = {p.tags.get("condition"): p for p in plan_study(spec, store).pretrains}
+    ctx = RunContext(store, ResultsDB(tmp_path / "results.db"), spec.name)
+    built = {}
+    pretrains = [j for j in study_jobs(spec) if j.kind == "pretrain"]
+    for job in topological([p.inputs[0] for p in pretrains]):  # the shards' tokenizers and their text
+        if job.kind != "shards":
+            built[job] = build_job(job, [built[i] for i in job.inputs], ctx)
+    for job in pretrains:
+        tok = built[job.inputs[0].inputs[0]]
+        vocab = json.loads((tok.path / "mbertlab_tokenizer.json").read_text(encoding="utf-8"))["vocab_size"]
+        est = planned[job.tag("condition")]
+        assert "sample" in est.vocab_from and est.vocab == vocab, job.label
