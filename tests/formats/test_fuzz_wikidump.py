@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mbertlab.errors import DataError
 from mbertlab.formats.wikidump import read_wikidump
+from tests.conftest import examples
 from tests.formats.test_wikidump import DUMP, EXPECTED
 
 RAW = DUMP.encode("utf-8")
@@ -45,7 +46,7 @@ def mutated(draw) -> bytes:
     return bytes(data)
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=st.one_of(st.tuples(st.just("cut"), st.integers(0, END - 1)), st.tuples(st.just("mutated"), mutated())),
        compressed=st.booleans())
 def test_wikidump_reader_reads_or_rejects_only(tmp_path, case, compressed):
