@@ -287,6 +287,7 @@ def test_test_scale_builds_everything_with_the_papers_proportions(study):
     assert stored["teachers"]["a100"] == "inputs[1]"  # the artifact records positions, not paths
 
 
+@pytest.mark.numbers
 def test_eq3_rows_equal_independent_computations(study):
     spec, ctx = study
     for balance in (j for j in _jobs() if j.kind == "balance" and not j.tag("appendix")):
