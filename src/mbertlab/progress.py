@@ -97,7 +97,7 @@ class StageLines:
                 now = time.monotonic()
                 running = ", ".join(f"{s} for {duration(now - t)}" for s, t in self.running.items())
                 self._say(f"{self.done}/{self.total} stages done after {duration(now - self.began)}; "
-                          f"running: {running or 'nothing'}")
+                          + (f"running: {running}" if running else "no stage running (workers exiting)"))
 
     def _say(self, text: str) -> None:
         if self.enabled:
