@@ -38,6 +38,7 @@ def progress(*extra_columns: TextColumn, counts: bool = True) -> Progress:
 
 
 def heartbeat_seconds() -> float:
+    """The heartbeat interval: MBERTLAB_HEARTBEAT_S, 60 s unless set (tests set a fraction of a second)."""
     value = os.environ.get(HEARTBEAT_ENV, "60")
     try:
         seconds = float(value)
@@ -51,6 +52,7 @@ def heartbeat_seconds() -> float:
 
 
 def duration(seconds: float) -> str:
+    """`42.0 s` under a minute, `12 min 05 s` above: an hour-long stage is read at a glance."""
     minutes, secs = divmod(int(seconds), 60)
     return f"{seconds:.1f} s" if seconds < 60 else f"{minutes} min {secs:02d} s"
 
