@@ -6,6 +6,8 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
+# `test` ends by rerunning the tests marked `numbers` as on the other kind of CPU: MBERTLAB_CPU_BF16 forces the
+# answer to "does this CPU have native bf16?", which decides `precision: auto` (docs/reliability.md)
 .PHONY: demo test env
 
 env: $(STAMP)
@@ -22,3 +24,5 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	other=$$(env -u MBERTLAB_CPU_BF16 $(BIN)/python -c 'from mbertlab.runtime import bf16_supported as b; \
+	print(int(not b()))') && MBERTLAB_CPU_BF16=$$other $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m numbers

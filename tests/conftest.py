@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # cuBLAS's deterministic mode is read when cuBLAS starts, so it is set before any test touches a GPU (a test that
 # set it itself would find it already read); on the CPU it changes nothing.
@@ -11,6 +12,18 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("MBERTLAB_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+# Hypothesis: `ci` (the default) draws the same cases on every run, so a test passes or fails by the code, not by
+# chance; `explore` (HYPOTHESIS_PROFILE=explore, before a release) draws 20x as many new ones. docs/reliability.md
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", max_examples=20 * settings.get_profile("default").max_examples,
+                          database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def examples(n: int) -> int:
+    """A test's own number of hypothesis cases, scaled as the profile scales the default (20x under explore)."""
+    return n * settings.default.max_examples // settings.get_profile("default").max_examples
 
 
 @pytest.fixture(scope="session")

@@ -135,10 +135,38 @@ def test_placing_a_plan_keeps_every_cells_own_tags():
                                                              ("AVX512", True, True), ("AMX", False, True)])
 def test_auto_is_bf16_only_on_a_cpu_with_native_bf16(monkeypatch, capability, avx512_bf16, native):
     """Plain AVX512 (Skylake-X, Cascade Lake) has no bf16 instructions: auto stays fp32 there."""
-    from mbertlab.runtime import bf16_supported, resolve_precision
+    from mbertlab.runtime import CPU_BF16_ENV, bf16_supported, resolve_precision
 
+    monkeypatch.delenv(CPU_BF16_ENV, raising=False)  # `make test` reruns some tests with it set
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
     assert bf16_supported() is native
     assert resolve_precision("auto", torch.device("cpu")) == ("bf16" if native else "fp32")
     assert resolve_precision("fp32", torch.device("cpu")) == "fp32"
+
+
+@pytest.mark.parametrize("capability, avx512_bf16", [("AVX2", False), ("AMX", True)])
+@pytest.mark.parametrize("forced", ["0", "1"])
+def test_the_environment_variable_forces_the_cpus_answer(monkeypatch, capability, avx512_bf16, forced):
+    """MBERTLAB_CPU_BF16 makes either kind of CPU resolve `auto` as the other kind does, down to the autocast:
+    a matmul under `auto` comes out in bf16 exactly when it is 1."""
+    from mbertlab.runtime import autocast_factory, resolve_precision
+
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    monkeypatch.setenv("MBERTLAB_CPU_BF16", forced)
+    cpu = torch.device("cpu")
+    precision = resolve_precision("auto", cpu)
+    assert precision == {"0": "fp32", "1": "bf16"}[forced]
+    with autocast_factory(cpu, precision)():
+        out = torch.ones(2, 8) @ torch.ones(8, 8)
+    assert out.dtype == {"0": torch.float32, "1": torch.bfloat16}[forced]
+    assert resolve_precision("fp32", cpu) == "fp32"  # a pinned precision is not touched
+
+
+def test_a_bad_forced_answer_is_a_one_line_config_error(monkeypatch):
+    from mbertlab.runtime import resolve_precision
+
+    monkeypatch.setenv("MBERTLAB_CPU_BF16", "yes")
+    with pytest.raises(ConfigError, match="MBERTLAB_CPU_BF16: expected 0 or 1, got 'yes'"):
+        resolve_precision("auto", torch.device("cpu"))

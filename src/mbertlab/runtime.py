@@ -113,8 +113,21 @@ def _accelerator(index: int, setting: str):
     return torch.device("cuda", index)
 
 
+CPU_BF16_ENV = "MBERTLAB_CPU_BF16"  # 0 or 1: force bf16_supported's answer, to test as on the other kind of CPU
+
+
 def bf16_supported() -> bool:
-    """The CPU has native bf16 (AVX512-BF16 or AMX): autocast there measured 2-3x faster than fp32."""
+    """The CPU has native bf16 (AVX512-BF16 or AMX): autocast there measured 2-3x faster than fp32.
+
+    `MBERTLAB_CPU_BF16=0|1` forces the answer, so one machine can run the tests as a CPU of the other kind does
+    (bf16 autocast works on any CPU, only slower)."""
+    forced = os.environ.get(CPU_BF16_ENV, "")
+    if forced:
+        if forced not in ("0", "1"):
+            from mbertlab.errors import ConfigError
+
+            raise ConfigError(f"environment variable {CPU_BF16_ENV}: expected 0 or 1, got {forced!r}")
+        return forced == "1"
     import torch
 
     return bool(torch.cpu._is_avx512_bf16_supported()  # AVX512-BF16; AMX CPUs (Sapphire Rapids on) have it too

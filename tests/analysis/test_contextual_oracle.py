@@ -58,6 +58,7 @@ def char_model(tmp_path_factory) -> Path:
     return model_dir
 
 
+@pytest.mark.numbers
 def test_contextual_vectors_equal_a_direct_forward_pass_at_every_layer(char_model):
     from mbertlab.transfer.encoder import load_encoder
 

@@ -21,7 +21,7 @@ from mbertlab.formats.ner_columns import read_ner
 from mbertlab.formats.text import read_lines
 from mbertlab.formats.udpos import read_udpos_tsv
 from mbertlab.formats.xnli import read_xnli
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, examples
 from tests.formats.fuzzing import (Spec, blocks, common_invalid, joined, lines, pick, read, run_case, token_lines,
                                    with_column)
 
@@ -205,7 +205,8 @@ def fuzz_file(tmp_path_factory):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=examples(1000), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_fuzz_reader(shared_data, fuzz_file, fmt, data):
     run_case(spec(fmt), fuzz_file, data)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mbertlab.errors import DataError
 from mbertlab.formats.wikidump import read_wikidump
+from tests.conftest import examples
 from tests.formats.test_wikidump import BROKEN_DUMPS, BROKEN_PAGES, DUMP, EXPECTED, dump
 
 RAW = DUMP.encode("utf-8")
@@ -62,7 +63,7 @@ def crash_examples(test):
     return test
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @crash_examples
 @given(case=st.one_of(st.tuples(st.just("cut"), st.integers(0, END - 1)), st.tuples(st.just("mutated"), mutated())),
        compressed=st.booleans())

@@ -125,6 +125,7 @@ def hf_logits(path: str, inputs: torch.Tensor) -> torch.Tensor:
         return AutoModelForMaskedLM.from_pretrained(str(Path(path) / "model")).eval()(input_ids=inputs).logits
 
 
+@pytest.mark.numbers
 def test_rows_are_distilled_from_their_own_languages_teacher(pair_shards, teachers):
     config = PretrainConfig.model_validate({**TINY, "objective": "distill", "teachers": teachers, "steps": 2,
                                             "mixing": "within_batch", "hard_weight": 0.3, "temperature": 1.5})
@@ -147,6 +148,7 @@ def test_rows_are_distilled_from_their_own_languages_teacher(pair_shards, teache
         assert got.item() == pytest.approx(0.3 * hard.item() + 0.7 * soft.item(), rel=1e-4)
 
 
+@pytest.mark.numbers
 def test_hard_weight_one_is_the_mlm_loss(pair_shards, teachers):
     config = PretrainConfig.model_validate({**TINY, "objective": "distill", "teachers": teachers, "steps": 1,
                                             "hard_weight": 1.0})
@@ -309,6 +311,7 @@ def test_balance_score_and_final_mrr(tmp_path):
         final_mrr(tmp_path)
 
 
+@pytest.mark.numbers
 def test_teachers_are_scored_on_the_students_dev_batches(pair_shards, teachers):
     """A model scored as everyone's teacher on its own run's dev batches gets the MRR its run logged."""
     own = Path(teachers["src"])

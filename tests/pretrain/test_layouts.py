@@ -14,7 +14,7 @@ from mbertlab.tokenizers.shards import ShardReader
 from mbertlab.tokenizers.train import CLS_ID, PAD_ID, SEP_ID
 
 TINY = {"model": {"layers": 1, "hidden": 32, "heads": 2}, "batch_size": 16, "seq_len": 32, "steps": 40,
-        "checkpoint_every": 20, "warmup": 5, "eval_batches": 1, "lr": 3e-3}
+        "checkpoint_every": 20, "warmup": 5, "eval_batches": 1, "lr": 3e-3, "precision": "fp32"}
 
 
 def test_pairs_layout_segments_and_nsp_share(marker_shards):

@@ -296,6 +296,7 @@ def test_test_scale_builds_everything_with_the_papers_proportions(study):
     assert stored["teachers"]["a100"] == "inputs[1]"  # the artifact records positions, not paths
 
 
+@pytest.mark.numbers
 def test_eq3_rows_equal_independent_computations(study):
     spec, ctx = study
     for balance in (j for j in _jobs() if j.kind == "balance" and not j.tag("appendix")):
@@ -306,7 +307,7 @@ def test_eq3_rows_equal_independent_computations(study):
         shards, models, teachers = balance.inputs[0], balance.inputs[1:4], balance.inputs[4:]
         # teachers: the distillation module's own scorer on the same shards and eval keys
         config = PretrainConfig(seed=balance.config.seed, seq_len=balance.config.seq_len,
-                                eval_batches=balance.config.eval_batches,
+                                eval_batches=balance.config.eval_batches, precision="fp32",  # as the rows
                                 teachers={t.tag("lang"): str(_artifact(ctx, t)) for t in teachers})
         assert teacher_dev_mrr(config, _artifact(ctx, shards)) == pytest.approx(
             {l: mrr[("teacher", l)] for l in langs}, abs=1e-6)

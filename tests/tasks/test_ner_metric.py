@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from seqeval.metrics import f1_score, precision_score, recall_score
 
 from mbertlab.tasks.ner import ner_metrics, repair_bio
+from tests.conftest import examples
 
 
 def _chunk_edges(prev: str, tag: str) -> tuple[bool, bool]:
@@ -86,7 +87,7 @@ TAGS = st.sampled_from(["O", "O", "O", "B-PER", "I-PER", "B-LOC", "I-LOC", "I-OR
 SENTENCES = st.lists(st.lists(TAGS, max_size=12), min_size=1, max_size=6)  # seqeval needs a sentence
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.data())
 def test_random_tag_sequences(data):
     gold = data.draw(SENTENCES)
@@ -96,7 +97,7 @@ def test_random_tag_sequences(data):
         conlleval(gold, [repair_bio(p) for p in pred])["f1"], abs=1e-12)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None)
 @given(SENTENCES)
 def test_a_prediction_equal_to_gold_scores_one_unless_gold_has_no_entity(gold):
     scores = ner_metrics(gold, gold)

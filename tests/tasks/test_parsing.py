@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mbertlab.tasks.parsing.decode import decode_mst
 from mbertlab.tasks.parsing.metric import attachment_scores
+from tests.conftest import examples
 
 
 def is_tree_with_one_root(heads: list[int]) -> bool:
@@ -30,7 +31,7 @@ def tree_score(scores: np.ndarray, heads: list[int]) -> float:
     return sum(scores[d + 1, h] for d, h in enumerate(heads))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.integers(1, 9), st.integers(0, 2**31 - 1), st.booleans())
 def test_random_scores_give_a_single_rooted_tree(n, seed, root_heavy):
     scores = np.random.default_rng(seed).normal(size=(n + 1, n + 1))

@@ -75,7 +75,8 @@ def _xnli(mode_random: bool, static_dir, tiny, tmp_path, monkeypatch) -> dict:
              for l in LANGS for s in ("dev", "test")]
     config = TransferConfig(task="xnli", mode="feature", train=files[0] | {"split": "train",
                             "path": "xnli/src.train.tsv"}, evaluate=files, epochs=6, max_train_sentences=1500,
-                            max_eval_sentences=150, lstm_hidden=32, batch_size=32, feature_lr=3e-3, seed=0)
+                            max_eval_sentences=150, lstm_hidden=32, batch_size=32, feature_lr=3e-3, seed=0,
+                            precision="fp32")
     out = tmp_path / f"xnli-{mode_random}"
     out.mkdir()
     db = ResultsDB(tmp_path / "results.db")

@@ -32,7 +32,7 @@ def test_pretrained_pair_transfers_upos_zero_shot(tmp_path):
     scores = {}
     for mode in ("finetune", "random_init", "majority"):
         config = TransferConfig(
-            task="upos", mode=mode, lr=3e-4, epochs=2, max_train_sentences=2000,
+            task="upos", mode=mode, lr=3e-4, epochs=2, max_train_sentences=2000, precision="fp32",
             train=DataFile(lang="src", split="train", path="src/ud/train.conllu"),
             evaluate=[DataFile(lang=l, split="test", path=f"{l}/ud/test.conllu") for l in langs])
         out = tmp_path / mode

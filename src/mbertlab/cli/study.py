@@ -169,8 +169,11 @@ def run(
                                  "jobs through submitit and return; rerun to resubmit failures) or submitit-local "
                                  "(the SLURM tasks as local subprocesses, to try a resources setup)."),
     device: str | None = device_option(),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress: no bars on a terminal, no per-stage or "
+                               "heartbeat lines (MBERTLAB_HEARTBEAT_S, default 60 s) when stderr is a log."),
 ) -> None:
     """Build every missing stage of the study (rerun after a kill resumes), then render its report."""
+    from mbertlab.progress import set_quiet
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
     from mbertlab.studies.executors import execute
@@ -178,6 +181,7 @@ def run(
     from mbertlab.studies.report import write_report
 
     workdir = state(ctx).workdir
+    set_quiet(quiet)
     spec = _spec(name, scale, device_overrides(set_, device))
     context = RunContext(ArtifactStore(workdir), open_results(workdir), spec.name)
     console.print(f"{spec.name} ({spec.scale}): {execute(spec, context, executor, jobs)}")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mbertlab.config import deep_merge
-from mbertlab.progress import progress
+from mbertlab.progress import StageLines, progress
 from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
@@ -113,35 +113,47 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1) -> dict[Job, Arti
     todo = sum(stage_kind(s.job.kind).weight for s in missing)
     started, done = time.time(), 0
     log.info("study %s: %d of %d stages to build", spec.name, len(missing), len(statuses))
-    with progress(counts=False) as bar:
+    with progress(counts=False) as bar, StageLines(spec.name, len(missing)) as lines:
         # progress is weighted by each stage kind's rough cost, so the ETA is not fooled by cheap stages
         task = bar.add_task(f"{spec.name}: 0/{len(missing)} stages", total=max(todo, 1e-9))
 
+        def begun(status: JobStatus) -> None:
+            lines.start(_line_name(status))
+
         def finished(status: JobStatus) -> None:
             nonlocal done
-            if status.state != "done":
-                done += 1
-                bar.update(task, advance=stage_kind(status.job.kind).weight,
-                           description=f"{spec.name}: {done}/{len(missing)} stages ({status.job.label})")
+            done += 1
+            lines.finish(_line_name(status))
+            bar.update(task, advance=stage_kind(status.job.kind).weight,
+                       description=f"{spec.name}: {done}/{len(missing)} stages ({status.job.label})")
 
         if jobs <= 1:
-            built = _run_serial(statuses, ctx, finished)
+            built = _run_serial(statuses, ctx, begun, finished)
         else:
-            built = _run_parallel(statuses, ctx, jobs, finished)
+            built = _run_parallel(statuses, ctx, jobs, begun, finished)
     log.info("study %s finished in %.1f s", spec.name, time.time() - started)
     return built
 
 
-def _run_serial(statuses, ctx, finished) -> dict[Job, Artifact]:
+def _line_name(status: JobStatus) -> str:
+    """A stage as a progress line names it: kind, hash (its folder under the workdir) and label."""
+    return f"{status.job.kind} {status.hash} ({status.job.label})"
+
+
+def _run_serial(statuses, ctx, begun, finished) -> dict[Job, Artifact]:
     built: dict[Job, Artifact] = {}
     for status in statuses:
+        if status.state != "done":
+            begun(status)
         built[status.job] = build_job(status.job, [built[i] for i in status.job.inputs], ctx)
-        finished(status)
+        if status.state != "done":
+            finished(status)
     return built
 
 
-def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
-    """Submit each job once all its inputs are built; cheap 'done' jobs resolve in this process."""
+def _run_parallel(statuses, ctx, jobs, begun, finished) -> dict[Job, Artifact]:
+    """Submit each job once all its inputs are built and a worker is free (so a submitted job is a running one);
+    cheap 'done' jobs resolve in this process."""
     built: dict[Job, Artifact] = {}
     pending = list(statuses)
     running: dict[Future, JobStatus] = {}
@@ -151,11 +163,14 @@ def _run_parallel(statuses, ctx, jobs, finished) -> dict[Job, Artifact]:
                              initargs=(threads,)) as pool:
         while pending or running:
             for status in [s for s in pending if all(i in built for i in s.job.inputs)]:
+                if status.state != "done" and len(running) >= jobs:
+                    continue
                 pending.remove(status)
                 inputs = [built[i] for i in status.job.inputs]
                 if status.state == "done":
                     built[status.job] = build_job(status.job, inputs, ctx)
                     continue
+                begun(status)
                 fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs,
                                   str(ctx.store.workdir), str(ctx.results.path), ctx.study)
                 running[fut] = status
