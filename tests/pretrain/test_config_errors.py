@@ -105,3 +105,15 @@ def test_valid_values_at_the_bounds_are_accepted(pair_shards):
 def test_check_against_run_rejects_unknown_permute_languages(pair_shards):
     with pytest.raises(ConfigError, match=r"key 'permute': xx not among the shards' languages \(src, fake\)"):
         check_against_run(PretrainConfig(permute={"xx": 0.5}), ShardReader(pair_shards))
+
+
+def test_a_warmup_longer_than_the_run_is_one_warning_line(capsys, workdir):
+    """warmup > steps trains (a short run of a longer schedule is how several tests probe the first steps) but
+    never reaches lr, so the CLI says so in one line, and nothing else."""
+    argv = ["-w", str(workdir), "pretrain", "--shards", "shards/0123456789abcdef", "--set", "steps=2",
+            "--set", "warmup=5", "--set", "checkpoint_every=2", "--set", "eval_batches=1",
+            "--set", "model={layers: 1, hidden: 16, heads: 2}", "--set", "precision=fp32"]
+    assert run(argv) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["warning: pretrain: key 'warmup': 5 is longer than steps (2), so the learning rate never reaches "
+                   "lr (0.001); set warmup to at most steps for the whole schedule to run"], err

@@ -9,6 +9,7 @@ Data parallelism is PyTorch's DistributedDataParallel (`pretrain.distributed`); 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,6 +126,10 @@ def open_run(config: PretrainConfig, shards_dir: Path, out: Path | None, world: 
     if config.seq_len > model.config.max_position_embeddings:  # init_from: the loaded model's table counts
         raise ConfigError(f"pretrain: key 'seq_len': {config.seq_len} exceeds the {config.init_from} model's "
                           f"{model.config.max_position_embeddings} positions")
+    if config.warmup > config.steps and world.main:  # a warning: a short run of a longer schedule is a valid test
+        logging.getLogger("mbertlab").warning(
+            f"pretrain: key 'warmup': {config.warmup} is longer than steps ({config.steps}), so the learning rate "
+            f"never reaches lr ({config.lr:g}); set warmup to at most steps for the whole schedule to run")
     if world.rank:  # each rank its own dropout stream (rank 0's is one process's); weights come from rank 0
         torch.manual_seed(config.seed + world.rank)
     model.to(device)
