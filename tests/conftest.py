@@ -16,8 +16,11 @@ SHARED_DATA = Path(os.environ.get("MBERTLAB_SHARED_DATA", REPO.parent / "shared"
 # Hypothesis: `ci` (the default) draws the same cases on every run, so a test passes or fails by the code, not by
 # chance; `explore` (HYPOTHESIS_PROFILE=explore, before a release) draws 20x as many new ones. docs/reliability.md
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
-settings.register_profile("explore", max_examples=20 * settings.get_profile("default").max_examples,
-                          database=None, print_blob=True)
+# explore's parent is hypothesis's own default, not the profile loaded now (hypothesis loads a derandomized one of
+# its own where the CI variable is set)
+settings.register_profile("explore", parent=settings.get_profile("default"), derandomize=False,
+                          max_examples=20 * settings.get_profile("default").max_examples, database=None,
+                          print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
