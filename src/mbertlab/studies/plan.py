@@ -122,7 +122,7 @@ def estimate(status: JobStatus, vocab: int, vocab_from: str) -> PretrainEstimate
 
 def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = ()) -> StudyPlan:
     """Every job of the study with its state, the pretrainings' estimates, totals per kind and the warnings."""
-    from mbertlab.studies.checks import plan_warnings
+    from mbertlab.studies.plan_warnings import plan_warnings
     from mbertlab.studies.vocab import VocabProbe
 
     statuses = study_status(spec, store)
