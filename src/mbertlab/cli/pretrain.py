@@ -33,9 +33,11 @@ def pretrain(
 
     store = ArtifactStore(state(ctx).workdir)
     cfg = load_config(PretrainConfig, config, device_overrides(set_, device))
-    artifact = build_pretrain(store, cfg, store.open(shards, "shards"))
-    if world_from_env().main:
+    artifact = build_pretrain(store, cfg, store.open(shards, "shards"))  # every rank has passed its last barrier
+    world = world_from_env()
+    if world.main:
         typer.echo(str(artifact.path))
+    world.close()
 
 
 def teacher_cache(

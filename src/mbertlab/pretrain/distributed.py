@@ -81,6 +81,16 @@ class World:
 
             dist.barrier()
 
+    def close(self) -> None:
+        """Leave the process group once every rank has passed the final barrier: a gloo group left for the
+        interpreter's exit to tear down, while a peer closes its side, can abort the process (a rerun's rank 0 ended
+        in SIGABRT once in a fresh-clone CI run)."""
+        if self.size > 1:
+            import torch.distributed as dist
+
+            if dist.is_initialized():
+                dist.destroy_process_group()
+
     @contextlib.contextmanager
     def failures(self, stage: str):
         """Turn a failed collective (a peer gone, or past the timeout) into one line naming this rank."""
