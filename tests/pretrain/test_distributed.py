@@ -99,11 +99,13 @@ def test_pretrain_stage_of_a_study_under_torchrun(tmp_path, src_shards):
 
 
 SRUN_TASK = """
+import atexit, os
 import torch
+import torch.distributed as dist
 from mbertlab.pretrain.distributed import world_from_env
+atexit.register(lambda: print("group-left-before-teardown", not dist.is_initialized()))  # runs after mbertlab's
 world = world_from_env(torch.device("cpu"))
 total = world.sum(torch.tensor([world.rank + 1.0]))
-import os
 print(world.rank, world.size, os.environ["MASTER_ADDR"], int(total.item()))
 """
 
@@ -120,7 +122,8 @@ def fake_scontrol(tmp_path, hosts: list[str]) -> dict:
 
 def test_two_srun_tasks_on_two_nodes_form_a_group_at_the_first_node(tmp_path):
     """srun's environment alone (no torchrun: no RANK, WORLD_SIZE, MASTER_ADDR): the ranks come from SLURM_PROCID
-    and SLURM_NTASKS, the master is the job's first node as `scontrol show hostnames` lists it."""
+    and SLURM_NTASKS, the master is the job's first node as `scontrol show hostnames` lists it. A script that never
+    closes the group still leaves it before interpreter teardown (else gloo can end the process in SIGABRT)."""
     script = tmp_path / "task.py"
     script.write_text(SRUN_TASK)
     base = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "LOCAL_RANK")}
@@ -130,7 +133,7 @@ def test_two_srun_tasks_on_two_nodes_form_a_group_at_the_first_node(tmp_path):
                               stdout=subprocess.PIPE, text=True) for rank in (0, 1)]
     out = [p.communicate(timeout=120)[0].split() for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
-    assert out == [["0", "2", "localhost", "3"], ["1", "2", "localhost", "3"]]
+    assert out == [[str(r), "2", "localhost", "3", "group-left-before-teardown", "True"] for r in (0, 1)]
 
 
 def test_the_master_is_the_first_node_of_the_job(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ that dies or hangs makes the others fail with one line rather than wait for ever
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -86,10 +87,7 @@ class World:
         interpreter's exit to tear down, while a peer closes its side, can abort the process (a rerun's rank 0 ended
         in SIGABRT once in a fresh-clone CI run)."""
         if self.size > 1:
-            import torch.distributed as dist
-
-            if dist.is_initialized():
-                dist.destroy_process_group()
+            leave_group()
 
     @contextlib.contextmanager
     def failures(self, stage: str):
@@ -143,7 +141,18 @@ def world_from_env(device: torch.device | None = None) -> World:
             except dist.DistError as err:
                 raise RankError(f"rank {rank} of {size}: no process group at {os.environ['MASTER_ADDR']}:"
                                 f"{os.environ.get('MASTER_PORT')} ({short(err)})") from err
+            atexit.register(leave_group)
     return World(rank, size)
+
+
+def leave_group() -> None:
+    """Destroy the process group while the interpreter is still whole. Left to interpreter teardown, gloo's
+    worker threads can release tensors after Python is gone and the process ends in SIGABRT ("terminate called
+    without an active exception"; pytorch/pytorch#190489): both srun ranks of a test did so in CI."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def slurm_master() -> str:
