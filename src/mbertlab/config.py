@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Annotated, Any, Iterable, Literal, TypeVar, get_args
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, SerializationInfo, ValidationError,
+                      WrapSerializer, model_validator)
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -49,8 +50,53 @@ class Config(BaseModel):
     def canonical_json(self) -> str:
         return canonical_json(self.model_dump(mode="json"))
 
+    def hash_view(self) -> dict[str, Any]:
+        """What the artifact hash covers: the JSON form, with every `DataFile` as its content's digest."""
+        context: dict[str, Any] = {"hashing": True, "unreadable": []}
+        view = self.model_dump(mode="json", context=context)
+        if context["unreadable"]:  # raised here: pydantic would wrap it in its own serialization error
+            raise context["unreadable"][0]
+        return view
+
     def content_hash(self, inputs: Iterable[str] = ()) -> str:
-        return content_hash(self.model_dump(mode="json"), inputs)
+        return content_hash(self.hash_view(), inputs)
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}  # (resolved path, size, mtime) -> digest, for this process
+
+
+def file_digest(path: str | Path) -> str:
+    """The digest of a file's bytes (blake2b, 128 bits), computed once per process while its size and
+    modification time stay the same."""
+    resolved = Path(path).expanduser().resolve()
+    try:
+        stat = resolved.stat()
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the data file to hash it ({err.strerror or err})") from err
+    key = (str(resolved), stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        digest = hashlib.blake2b(digest_size=16)
+        with resolved.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        _DIGESTS[key] = f"blake2b:{digest.hexdigest()}"
+    return _DIGESTS[key]
+
+
+def _file_identity(path: str, handler, info: SerializationInfo) -> Any:
+    if not (info.context and info.context.get("hashing")):
+        return handler(path)
+    try:
+        return file_digest(path)
+    except ConfigError as err:
+        info.context["unreadable"].append(err)
+        return None
+
+
+DataFile = Annotated[str, WrapSerializer(_file_identity)]
+"""A path to a user's data file (text, task file, lexicon): the config keeps the path, the artifact hash its
+content, so the same data gives the same hash wherever the repo or the data folder lies, and edited data a new
+one."""
 
 
 def _number_problem(field: FieldInfo, value: Any) -> PydanticCustomError | None:

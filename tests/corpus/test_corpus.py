@@ -200,10 +200,11 @@ def test_corpus_character_budgets_within_one_sentence(tmp_path):
     assert 0 <= stats["big"]["sampling"]["realised"] - small_total < max(len(l) for l in texts["big"])
 
 
-def test_new_corpus_options_keep_old_hashes():
+def test_new_corpus_options_keep_old_hashes(tmp_path):
     from mbertlab.corpus.build import CorpusConfig
 
-    config = CorpusConfig.model_validate({"languages": [{"name": "x", "sources": [{"path": "x.txt"}]}]})
+    (tmp_path / "x.txt").write_text("a b\n")
+    config = CorpusConfig.model_validate({"languages": [{"name": "x", "sources": [{"path": str(tmp_path / "x.txt")}]}]})
     assert set(config.model_dump()) == {"languages", "dev_fraction", "dedup", "seed"}
     assert "max_characters" not in config.model_dump()["languages"][0]
     assert config.content_hash() != config.model_copy(update={"sampling": "balanced"}).content_hash()

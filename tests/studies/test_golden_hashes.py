@@ -87,3 +87,32 @@ def test_differences_name_what_moved():
                                         "s lab pretrain: 1 hashes gone, 1 new",
                                         "s lab transfer: 0 hashes gone, 1 new"]
     assert differences(golden, golden) == []
+
+
+@pytest.mark.slow
+def test_hashes_follow_the_data_not_where_it_lies(tmp_path, shared_data):
+    """A clone elsewhere with the data beside it (CI's layout) plans the committed hashes: data files enter the
+    hash by content, not by absolute path; an edited file moves the corpus hash."""
+    import shutil
+
+    spec_dir = tmp_path / "elsewhere" / "repo" / "studies"  # the specs' root is ../../shared/data
+    spec_dir.mkdir(parents=True)
+    data = tmp_path / "elsewhere" / "shared" / "data"
+    shutil.copytree(shared_data, data)
+    golden = json.loads(GOLDEN.read_text())
+    store = ArtifactStore(tmp_path / "w")
+    for name in ("liu2020-real.yaml", "k2020-lab.yaml"):
+        shutil.copy(REPO / "studies" / name, spec_dir / name)
+        assert hashes_by_kind(spec_dir / name, "test", store) == golden[f"studies/{name}"]["test"], name
+    with (data / "raw_text" / "en.txt").open("a", encoding="utf-8") as fh:
+        fh.write("One more English sentence.\n")
+    moved = hashes_by_kind(spec_dir / "liu2020-real.yaml", "test", store)
+    assert moved["corpus"] != golden["studies/liu2020-real.yaml"]["test"]["corpus"]
+
+
+def test_an_unreadable_data_file_is_one_config_error(tmp_path):
+    from mbertlab.corpus.build import CorpusConfig
+
+    config = CorpusConfig.model_validate({"languages": [{"name": "x", "sources": [{"path": str(tmp_path / "no.txt")}]}]})
+    with pytest.raises(ConfigError, match=r"no\.txt: cannot read the data file to hash it"):
+        ArtifactStore(tmp_path).hash_for("corpus", config)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field, model_serializer
 
-from mbertlab.config import Config, LanguageName, omit_defaults
+from mbertlab.config import Config, DataFile, LanguageName, omit_defaults
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.errors import DataError
 from mbertlab.formats.records import PairExample, TaggedSentence
@@ -22,7 +22,7 @@ from mbertlab.store.layout import TASK_FILES
 
 
 class TaskFile(Config):
-    path: str
+    path: DataFile
     format: Literal["conllu", "udpos", "ner", "xnli"]
     v1_to_v2: bool = Field(False, description="CoNLL-U: map UD v1 UPOS (CONJ, ...) to v2 on reading. Off: a v1 "
                            "tag is a one-line error naming file and line, never a silent change.")
@@ -40,8 +40,8 @@ class TaskLanguage(Config):
     upos: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     ner: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     xnli: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
-    lexicon: str | None = Field(None, description="MUSE dictionary source->this language.")
-    text: list[str] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
+    lexicon: DataFile | None = Field(None, description="MUSE dictionary source->this language.")
+    text: list[DataFile] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
 
     @model_serializer(mode="wrap")
     def _hash_stable(self, handler):

@@ -104,7 +104,7 @@ class ArtifactStore:
         self.workdir = Path(workdir).resolve()
 
     def hash_for(self, stage: str, config: Config, inputs: Sequence[Artifact] = ()) -> str:
-        return content_hash({"stage": stage, "config": config.model_dump(mode="json")}, [a.hash for a in inputs])
+        return content_hash({"stage": stage, "config": config.hash_view()}, [a.hash for a in inputs])
 
     def find(self, stage: str, hash_: str) -> Artifact | None:
         path = self.workdir / stage / hash_
