@@ -113,6 +113,7 @@ def test_hashes_follow_the_data_not_where_it_lies(tmp_path, shared_data):
 def test_an_unreadable_data_file_is_one_config_error(tmp_path):
     from mbertlab.corpus.build import CorpusConfig
 
-    config = CorpusConfig.model_validate({"languages": [{"name": "x", "sources": [{"path": str(tmp_path / "no.txt")}]}]})
+    source = {"path": str(tmp_path / "no.txt")}
+    config = CorpusConfig.model_validate({"languages": [{"name": "x", "sources": [source]}]})
     with pytest.raises(ConfigError, match=r"no\.txt: cannot read the data file to hash it"):
         ArtifactStore(tmp_path).hash_for("corpus", config)
