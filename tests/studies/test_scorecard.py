@@ -245,3 +245,60 @@ def test_report_of_a_spec_with_findings_shows_the_scorecard(tmp_path):
     line = next(l for l in text.splitlines() if l.startswith("| longer |"))
     assert "| holds |" in line and "+0.1 |" in line  # 0.20-0.22 vs 0.10-0.12: t = 12 on 4 df
     assert "| not run |" in next(l for l in text.splitlines() if l.startswith("| missing |"))
+
+
+def paired_state(a, b, margin=0.0, alpha=0.05):
+    """The verdict as scipy's paired t-test gives it."""
+    a = [x - margin for x in a]
+    if stats.ttest_rel(a, b, alternative="greater").pvalue < alpha:
+        return HOLDS
+    return FAILS if stats.ttest_rel(a, b, alternative="less").pvalue < alpha else INCONCLUSIVE
+
+
+def test_paired_greater_tests_the_differences_per_model():
+    """Two metrics of the same six models: each model is a little higher on one, far apart between models. Welch
+    sees the spread between models and cannot decide; the paired test (scipy's ttest_rel) decides."""
+    high = [0.419, 0.577, 0.387, 0.647, 0.493, 0.542]  # Liu et al.'s Table 1, open class, by language
+    low = [0.392, 0.558, 0.310, 0.600, 0.403, 0.491]  # closed class
+    rows = rows_for("m", "x", high, metric="open") + rows_for("m", "x", low, metric="closed")
+    spec = {"kind": "greater", "a": {"metric": "open"}, "b": {"metric": "closed"}}
+    assert one(spec, rows).state == INCONCLUSIVE == welch_state(high, low)
+    v = one({**spec, "paired": True}, rows)
+    assert v.state == HOLDS == paired_state(high, low)
+    assert v.p == pytest.approx(stats.ttest_rel(high, low, alternative="greater").pvalue)
+    for margin in (0.05, 0.1):  # mean difference 0.0518: undecided at 0.05, fails at 0.1
+        assert one({**spec, "paired": True, "margin": margin}, rows).state == paired_state(high, low, margin)
+    # a model measured on one side only is left out; one model twice on a side cannot be paired
+    assert one({**spec, "paired": True}, rows[:5] + rows[6:]).sides[0].n == 5
+    twice = rows + [ResultRow(metric="open", value=0.5, task="upos", test_lang="x", split="test", seed=0,
+                              extra={"condition": "m"})]
+    assert "several rows of one model" in one({**spec, "paired": True}, twice).test
+
+
+def test_paired_monotone_steps_are_paired_tests():
+    levels = {0: [0.50, 0.70, 0.60], 1: [0.52, 0.73, 0.61], 2: [0.55, 0.74, 0.65]}
+    rows = [r for level, v in levels.items() for r in rows_for("m", "x", v, permutation=level)]
+    spec = {"kind": "increasing", "by": "permutation", "levels": [0, 1, 2], "paired": True}
+    # every model rises at each step (by 0.01-0.04), the models lie 0.2 apart
+    assert [paired_state(levels[b], levels[a]) for a, b in [(0, 1), (1, 2)]] == [HOLDS, HOLDS]
+    assert one(spec, rows).state == HOLDS
+    assert one({**spec, "paired": False}, rows).state == INCONCLUSIVE == welch_state(levels[1], levels[0])
+
+
+def test_paired_is_refused_where_it_means_nothing():
+    with pytest.raises(ConfigError, match="paired"):
+        parse_findings([{"id": "f", "quote": "c", "section": "§1", "kind": "within", "a": {}, "b": {}, "tol": 0.1,
+                         "paired": True}], "spec.yaml")
+
+
+def test_paired_rows_match_on_language_unless_the_sides_differ_in_it():
+    """One model scored in two languages on two metrics: open pairs with closed language by language; a claim
+    across languages (src above tgt) pairs the model's two languages."""
+    scores = (("open", 0.5), ("closed", 0.45))
+    rows = [ResultRow(metric=m, value=v + s / 10 + (0.1 if lang == "src" else 0), task="retrieval", test_lang=lang,
+                      seed=s) for s in range(3) for lang in ("src", "tgt") for m, v in scores]
+    by_metric = one({"kind": "greater", "a": {"metric": "open"}, "b": {"metric": "closed"}, "paired": True}, rows)
+    assert by_metric.state == HOLDS and "paired over 6 pairs" in by_metric.test
+    by_lang = one({"kind": "greater", "where": {"metric": "open"}, "a": {"test_lang": "src"},
+                   "b": {"test_lang": "tgt"}, "paired": True}, rows)
+    assert by_lang.state == HOLDS and "paired over 3 pairs" in by_lang.test

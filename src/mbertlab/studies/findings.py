@@ -38,6 +38,9 @@ class _Finding(Config):
     checks: list[Check] = Field(default_factory=list, description="Preconditions evaluated before the claim; "
                                 "a failing one makes the verdict uninformative.")
     delta: Delta | None = Field(None, description="Compare Δ = source − target per trained model, not the values.")
+    paired: bool = Field(False, description="greater, increasing, decreasing: the sides are measurements of the "
+                         "same trained models (e.g. two metrics of one run): test the differences per model "
+                         "(artifact and seed), a paired t-test, instead of two independent samples.")
 
     @model_validator(mode="after")
     def _paper_claims_are_quoted(self):
@@ -46,6 +49,8 @@ class _Finding(Config):
                              "mark our own observations 'own: true'")
         if self.own and not (self.claim.strip() or self.quote.strip()):
             raise ValueError("an own observation needs a 'claim'")
+        if self.paired and getattr(self, "kind", None) not in ("greater", "increasing", "decreasing"):
+            raise ValueError("'paired' is for greater, increasing and decreasing findings")
         return self
 
 

@@ -30,7 +30,7 @@ from mbertlab.studies.findings import (
     _Tolerance,
     parse_findings,
 )
-from mbertlab.studies.selection import deltas, field, label, merged, pick, select
+from mbertlab.studies.selection import deltas, field, label, merged, pick, run_key
 from mbertlab.studies.significance import (
     FAILS,
     HOLDS,
@@ -57,6 +57,7 @@ __all__ = ["FAILS", "HOLDS", "INCONCLUSIVE", "NOT_RUN", "UNINFORMATIVE", "Verdic
 class Side:
     label: str
     values: tuple[float, ...]
+    runs: tuple[tuple, ...] = ()  # the trained model (`run_key`) of each value, for paired findings
 
     @property
     def n(self) -> int:
@@ -108,11 +109,20 @@ def cohen_d(a: Side, b: Side) -> float | None:
     return (a.mean - b.mean) / s
 
 
-def _values(finding: _Finding, rows: list[ResultRow], selection: dict) -> tuple[float, ...]:
+PAIRED_COLUMNS = ("task", "test_lang", "split")  # a paired model's rows also match on these, unless a side fixes one
+
+
+def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str, apart: set[str]) -> Side:
+    """The rows of one side; with each value, what pairs it with the other sides' (its model, and the columns no
+    side sets apart: the same language and split)."""
     full = merged(finding.where, selection)
-    if finding.delta is None:
-        return select(rows, full)
-    return deltas(rows, full, finding.delta.source, finding.delta.target)
+    if finding.delta is not None:
+        by_model = deltas(rows, full, finding.delta.source, finding.delta.target)
+        return Side(label(selection) + suffix, tuple(by_model.values()), tuple(by_model))
+    picked = pick(rows, full)
+    same = [c for c in PAIRED_COLUMNS if c not in apart]
+    return Side(label(selection) + suffix, tuple(r.value for r in picked),
+                tuple((*run_key(r), *(getattr(r, c) for c in same)) for r in picked))
 
 
 def _tolerance(f: _Tolerance, a: Side, b: Side) -> tuple[float, str]:
@@ -161,7 +171,8 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
         return _verdict(finding, (), NOT_RUN, None, None, f"not tested: {finding.why}")
     sels = _selections(finding, rows)
     what = " (Δ = source − target per model)" if finding.delta else ""
-    sides = tuple(Side(label(s) + what, _values(finding, rows, s)) for s in sels)
+    apart = {key for s in sels for key in s}
+    sides = tuple(_side(finding, rows, s, what, apart) for s in sels)
     empty = [s.label for s in sides if s.n == 0]
     if empty:
         return _verdict(finding, sides, NOT_RUN, None, None, "no rows for " + "; ".join(empty))
@@ -188,13 +199,28 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
 
 def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: float) -> Outcome:
     """Is mean(a) − mean(b) (or mean(a) alone, b None) above `margin`, beyond the seeds' spread? With the seeds
-    a side that would decide it (a two-sample or one-sample t-test on the observed spread)."""
+    a side that would decide it (a two-sample or one-sample t-test on the observed spread). A paired finding
+    tests the differences of the models both sides measured (a one-sample test on them)."""
+    if b is not None and finding.paired:
+        return _paired(finding, a, b, margin)
     spread = a.std if b is None else pooled_std(a, b)
     needed = seeds_needed((diff - margin) / spread, finding.alpha, b is not None) if spread > 0 else None
     short = too_few(a.values) if b is None else too_few(a.values, b.values)
     if short:
         return Outcome(INCONCLUSIVE, short, needed=needed)
     return replace(exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha), needed=needed)
+
+
+def _paired(finding: _Finding, a: Side, b: Side, margin: float) -> Outcome:
+    twice = [s.label for s in (a, b) if len(set(s.runs)) < len(s.runs)]
+    if twice:
+        return Outcome(INCONCLUSIVE, f"paired: several rows of one model in {'; '.join(twice)} (filter them apart)")
+    mine = dict(zip(b.runs, b.values))
+    diffs = Side(f"{a.label} − {b.label}", tuple(v - mine[k] for k, v in zip(a.runs, a.values) if k in mine))
+    if diffs.n == 0:
+        return Outcome(INCONCLUSIVE, "paired: no model measured on both sides (same language and split)")
+    out = _exceeds(finding.model_copy(update={"paired": False}), diffs, None, diffs.mean, margin)
+    return replace(out, how=f"paired over {diffs.n} pairs: {out.how}")
 
 
 def _greater(finding: Greater, sides: tuple[Side, ...]) -> Verdict:
@@ -210,7 +236,7 @@ def _greater(finding: Greater, sides: tuple[Side, ...]) -> Verdict:
 
 
 def _signed(side: Side, sign: int) -> Side:
-    return Side(side.label, tuple(sign * v for v in side.values))
+    return Side(side.label, tuple(sign * v for v in side.values), side.runs)
 
 
 def _above(finding: Above, sides: tuple[Side, ...]) -> Verdict:

@@ -48,8 +48,12 @@ def run_key(row: ResultRow) -> tuple:
     return (row.artifact, row.seed)
 
 
-def deltas(rows: list[ResultRow], selection: Selection, source: Selection, target: Selection) -> tuple[float, ...]:
+def by_run(rows: list[ResultRow], selection: Selection) -> dict[tuple, float]:
+    """The selected rows' values by trained model (`run_key`)."""
+    return {run_key(r): r.value for r in pick(rows, selection)}
+
+
+def deltas(rows: list[ResultRow], selection: Selection, source: Selection, target: Selection) -> dict[tuple, float]:
     """Δ = source − target per trained model (rows of one artifact and seed) among the selected rows."""
-    src = {run_key(r): r.value for r in pick(rows, merged(selection, source))}
-    tgt = {run_key(r): r.value for r in pick(rows, merged(selection, target))}
-    return tuple(v - tgt[k] for k, v in src.items() if k in tgt)
+    src, tgt = by_run(rows, merged(selection, source)), by_run(rows, merged(selection, target))
+    return {k: v - tgt[k] for k, v in src.items() if k in tgt}
