@@ -272,7 +272,7 @@ def test_paired_greater_tests_the_differences_per_model():
     assert one({**spec, "paired": True}, rows[:5] + rows[6:]).sides[0].n == 5
     twice = rows + [ResultRow(metric="open", value=0.5, task="upos", test_lang="x", split="test", seed=0,
                               extra={"condition": "m"})]
-    assert "several rows of one model" in one({**spec, "paired": True}, twice).test
+    assert "several rows of one seed" in one({**spec, "paired": True}, twice).test
 
 
 def test_paired_monotone_steps_are_paired_tests():
@@ -302,3 +302,15 @@ def test_paired_rows_match_on_language_unless_the_sides_differ_in_it():
     by_lang = one({"kind": "greater", "where": {"metric": "open"}, "a": {"test_lang": "src"},
                    "b": {"test_lang": "tgt"}, "paired": True}, rows)
     assert by_lang.state == HOLDS and "paired over 3 pairs" in by_lang.test
+
+
+def test_paired_models_match_on_each_languages_test_set():
+    """Two encoders (two artifacts) on four languages' test sets, one seed: matched by language, as a paper reads
+    its per-language table."""
+    multi, mono = [0.94, 0.93, 0.65, 0.81], [0.93, 0.91, 0.56, 0.70]
+    rows = [ResultRow(metric="f1", value=v, task="ner", test_lang=lang, seed=0, artifact=f"/w/{enc}",
+                      extra={"encoder": enc}) for enc, vs in (("multi", multi), ("mono", mono))
+            for lang, v in zip(("lv", "af", "mn", "yo"), vs)]
+    v = one({"kind": "greater", "a": {"encoder": "multi"}, "b": {"encoder": "mono"}, "paired": True}, rows)
+    assert v.state == paired_state(multi, mono) and "paired over 4 pairs" in v.test
+    assert v.p == pytest.approx(stats.ttest_rel(multi, mono, alternative="greater").pvalue)

@@ -38,9 +38,10 @@ class _Finding(Config):
     checks: list[Check] = Field(default_factory=list, description="Preconditions evaluated before the claim; "
                                 "a failing one makes the verdict uninformative.")
     delta: Delta | None = Field(None, description="Compare Δ = source − target per trained model, not the values.")
-    paired: bool = Field(False, description="greater, increasing, decreasing: the sides are measurements of the "
-                         "same trained models (e.g. two metrics of one run): test the differences per model "
-                         "(artifact and seed), a paired t-test, instead of two independent samples.")
+    paired: bool = Field(False, description="greater, increasing, decreasing: match each side's rows by seed, "
+                         "task, language and split (those no side sets apart), e.g. two metrics of one run or two "
+                         "models on the same language's test set, and test the differences: a paired t-test, "
+                         "instead of two independent samples.")
 
     @model_validator(mode="after")
     def _paper_claims_are_quoted(self):

@@ -30,7 +30,7 @@ from mbertlab.studies.findings import (
     _Tolerance,
     parse_findings,
 )
-from mbertlab.studies.selection import deltas, field, label, merged, pick, run_key
+from mbertlab.studies.selection import deltas, field, label, merged, pick
 from mbertlab.studies.significance import (
     FAILS,
     HOLDS,
@@ -113,8 +113,8 @@ PAIRED_COLUMNS = ("task", "test_lang", "split")  # a paired model's rows also ma
 
 
 def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str, apart: set[str]) -> Side:
-    """The rows of one side; with each value, what pairs it with the other sides' (its model, and the columns no
-    side sets apart: the same language and split)."""
+    """The rows of one side; with each value, what pairs it with the other sides' (its seed, and the columns no
+    side sets apart: the same task, language and split)."""
     full = merged(finding.where, selection)
     if finding.delta is not None:
         by_model = deltas(rows, full, finding.delta.source, finding.delta.target)
@@ -122,7 +122,7 @@ def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str
     picked = pick(rows, full)
     same = [c for c in PAIRED_COLUMNS if c not in apart]
     return Side(label(selection) + suffix, tuple(r.value for r in picked),
-                tuple((*run_key(r), *(getattr(r, c) for c in same)) for r in picked))
+                tuple((r.seed, *(getattr(r, c) for c in same)) for r in picked))
 
 
 def _tolerance(f: _Tolerance, a: Side, b: Side) -> tuple[float, str]:
@@ -200,7 +200,7 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
 def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: float) -> Outcome:
     """Is mean(a) − mean(b) (or mean(a) alone, b None) above `margin`, beyond the seeds' spread? With the seeds
     a side that would decide it (a two-sample or one-sample t-test on the observed spread). A paired finding
-    tests the differences of the models both sides measured (a one-sample test on them)."""
+    tests the differences of matched rows (same seed, task, language, split: a one-sample test on them)."""
     if b is not None and finding.paired:
         return _paired(finding, a, b, margin)
     spread = a.std if b is None else pooled_std(a, b)
@@ -214,11 +214,11 @@ def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: fl
 def _paired(finding: _Finding, a: Side, b: Side, margin: float) -> Outcome:
     twice = [s.label for s in (a, b) if len(set(s.runs)) < len(s.runs)]
     if twice:
-        return Outcome(INCONCLUSIVE, f"paired: several rows of one model in {'; '.join(twice)} (filter them apart)")
+        return Outcome(INCONCLUSIVE, f"paired: several rows of one seed, task, language and split in {'; '.join(twice)} (filter them apart)")
     mine = dict(zip(b.runs, b.values))
     diffs = Side(f"{a.label} − {b.label}", tuple(v - mine[k] for k, v in zip(a.runs, a.values) if k in mine))
     if diffs.n == 0:
-        return Outcome(INCONCLUSIVE, "paired: no model measured on both sides (same language and split)")
+        return Outcome(INCONCLUSIVE, "paired: no row of one side matches one of the other (same seed, task, language and split)")
     out = _exceeds(finding.model_copy(update={"paired": False}), diffs, None, diffs.mean, margin)
     return replace(out, how=f"paired over {diffs.n} pairs: {out.how}")
 
