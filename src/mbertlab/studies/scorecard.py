@@ -211,14 +211,17 @@ def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: fl
     return replace(exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha), needed=needed)
 
 
+MATCH = "seed, task, language and split"
+
+
 def _paired(finding: _Finding, a: Side, b: Side, margin: float) -> Outcome:
     twice = [s.label for s in (a, b) if len(set(s.runs)) < len(s.runs)]
     if twice:
-        return Outcome(INCONCLUSIVE, f"paired: several rows of one seed, task, language and split in {'; '.join(twice)} (filter them apart)")
+        return Outcome(INCONCLUSIVE, f"paired: several rows of one {MATCH} in {'; '.join(twice)} (filter them)")
     mine = dict(zip(b.runs, b.values))
     diffs = Side(f"{a.label} − {b.label}", tuple(v - mine[k] for k, v in zip(a.runs, a.values) if k in mine))
     if diffs.n == 0:
-        return Outcome(INCONCLUSIVE, "paired: no row of one side matches one of the other (same seed, task, language and split)")
+        return Outcome(INCONCLUSIVE, f"paired: no row of one side matches one of the other (same {MATCH})")
     out = _exceeds(finding.model_copy(update={"paired": False}), diffs, None, diffs.mean, margin)
     return replace(out, how=f"paired over {diffs.n} pairs: {out.how}")
 
