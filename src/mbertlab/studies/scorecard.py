@@ -214,12 +214,22 @@ def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: fl
 MATCH = "seed, task, language and split"
 
 
+def _matched_differences(a: Side, b: Side) -> Side:
+    """a − b of the rows matched by seed, task, language and split (rows without a match left out)."""
+    mine = dict(zip(b.runs, b.values))
+    return Side(f"{a.label} − {b.label}", tuple(v - mine[k] for k, v in zip(a.runs, a.values) if k in mine))
+
+
+def _difference(finding: _Finding, a: Side, b: Side) -> float:
+    """What a greater finding's effect is: the mean of the matched differences when paired."""
+    return _matched_differences(a, b).mean if finding.paired else a.mean - b.mean
+
+
 def _paired(finding: _Finding, a: Side, b: Side, margin: float) -> Outcome:
     twice = [s.label for s in (a, b) if len(set(s.runs)) < len(s.runs)]
     if twice:
         return Outcome(INCONCLUSIVE, f"paired: several rows of one {MATCH} in {'; '.join(twice)} (filter them)")
-    mine = dict(zip(b.runs, b.values))
-    diffs = Side(f"{a.label} − {b.label}", tuple(v - mine[k] for k, v in zip(a.runs, a.values) if k in mine))
+    diffs = _matched_differences(a, b)
     if diffs.n == 0:
         return Outcome(INCONCLUSIVE, f"paired: no row of one side matches one of the other (same {MATCH})")
     out = _exceeds(finding.model_copy(update={"paired": False}), diffs, None, diffs.mean, margin)
@@ -229,9 +239,9 @@ def _paired(finding: _Finding, a: Side, b: Side, margin: float) -> Outcome:
 def _greater(finding: Greater, sides: tuple[Side, ...]) -> Verdict:
     """a above b (at every level of `by`: each pair of sides in turn)."""
     pairs = list(zip(sides[::2], sides[1::2]))
-    parts = [_exceeds(finding, a, b, a.mean - b.mean, finding.margin) for a, b in pairs]
-    a, b = min(pairs, key=lambda ab: ab[0].mean - ab[1].mean)
-    diff = a.mean - b.mean
+    parts = [_exceeds(finding, a, b, _difference(finding, a, b), finding.margin) for a, b in pairs]
+    a, b = min(pairs, key=lambda ab: _difference(finding, *ab))
+    diff = _difference(finding, a, b)
     where = f" (smallest: {a.label})" if len(pairs) > 1 else ""
     hows = "; ".join(f"{a.label}: {o.how}" for (a, _), o in zip(pairs, parts)) if len(pairs) > 1 else parts[0].how
     return _verdict(finding, sides, combine_outcomes(parts, hows), diff, cohen_d(a, b),
