@@ -368,6 +368,27 @@ def _pick(rows, task: str, tags: dict) -> list[float]:
             and r.extra.get("checkpoint") == "final" and all(r.extra.get(k) == v for k, v in tags.items())]
 
 
+def _keyed(rows, task: str, tags: dict) -> dict[tuple, float]:
+    """_pick's rows by (seed, language): what a paired claim matches."""
+    return {(r.extra.get("seed"), r.test_lang): r.value for r in rows if r.task == task and r.metric == METRIC[task]
+            and r.split == "test" and r.extra.get("checkpoint") == "final"
+            and all(r.extra.get(k) == v for k, v in tags.items())}
+
+
+def _paired(a: dict, b: dict) -> str:
+    from scipy.stats import ttest_rel
+
+    if not a or not b:
+        return "not run"
+    both = sorted(set(a) & set(b))
+    if len(both) < 3:
+        return "inconclusive"
+    x, y = [a[k] for k in both], [b[k] for k in both]
+    if ttest_rel(x, y, alternative="greater").pvalue < 0.05:
+        return "holds"
+    return "does not hold" if ttest_rel(x, y, alternative="less").pvalue < 0.05 else "inconclusive"
+
+
 def _welch(a: list[float], b: list[float]) -> str:
     from scipy.stats import ttest_ind
 
@@ -382,8 +403,13 @@ def _welch(a: list[float], b: list[float]) -> str:
     return "inconclusive"
 
 
+PAIRED = {"mono-below-mbert", "bilingual-above-mono", "mono-seq128-above-base", "mono-small-below-base",
+          "bilingual-below-mbert"}  # Table 4's comparisons: each language's two encoders at one seed
+
+
 def _expected(rows) -> dict[str, str]:
-    out = {f"{name}-{task}": _welch(_pick(rows, task, {**shared, **a}), _pick(rows, task, {**shared, **b}))
+    out = {f"{name}-{task}": _paired(*(_keyed(rows, task, {**shared, **side}) for side in (a, b))) if name in PAIRED
+           else _welch(_pick(rows, task, {**shared, **a}), _pick(rows, task, {**shared, **b}))
            for name, (shared, a, b) in CLAIMS.items() for task in METRIC}
     # the baseline (NER): comparable on high-resource languages (margin 2 points), ahead on low-resource ones
     mbert, baseline = {"variant": "base", "encoder": "multilingual"}, {"variant": "base", "encoder": "baseline"}

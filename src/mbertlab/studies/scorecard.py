@@ -113,8 +113,8 @@ PAIRED_COLUMNS = ("task", "test_lang", "split")  # a paired model's rows also ma
 
 
 def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str, apart: set[str]) -> Side:
-    """The rows of one side; with each value, what pairs it with the other sides' (its seed, and the columns no
-    side sets apart: the same task, language and split)."""
+    """The rows of one side; with each value, what pairs it with the other sides' (its seeds: the row's and its
+    job's tag, and the columns no side sets apart: the same task, language and split)."""
     full = merged(finding.where, selection)
     if finding.delta is not None:
         by_model = deltas(rows, full, finding.delta.source, finding.delta.target)
@@ -122,7 +122,7 @@ def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str
     picked = pick(rows, full)
     same = [c for c in PAIRED_COLUMNS if c not in apart]
     return Side(label(selection) + suffix, tuple(r.value for r in picked),
-                tuple((r.seed, *(getattr(r, c) for c in same)) for r in picked))
+                tuple((r.seed, r.extra.get("seed"), *(getattr(r, c) for c in same)) for r in picked))
 
 
 def _tolerance(f: _Tolerance, a: Side, b: Side) -> tuple[float, str]:
