@@ -47,6 +47,8 @@ class Outcome:
 
 def _var_over_n(values: tuple[float, ...]) -> float:
     n = len(values)
+    if max(values) == min(values):  # exactly no spread (the mean of equal floats can round away from them)
+        return 0.0
     mean = sum(values) / n
     return sum((v - mean) ** 2 for v in values) / (n - 1) / n
 
@@ -86,10 +88,13 @@ def exceeds(diff: float, se: float, df: float, margin: float, alpha: float) -> O
                    p_up, p_down)
 
 
+ROUNDING = 1e-12  # a difference of numbers printed to a tenth of a point lands within this of the tolerance
+
+
 def equivalent(diff: float, se: float, df: float, tol: float, alpha: float) -> Outcome:
     """Is |difference| ≤ tol? TOST: the (1 − 2α) interval inside ±tol holds, wholly outside fails."""
     if se == 0:
-        inside = abs(diff) <= tol
+        inside = abs(diff) <= tol + ROUNDING
         return Outcome(HOLDS if inside else FAILS, f"no seed spread: [{diff:+.4g}, {diff:+.4g}] vs ±{tol:.4g}",
                        0.0 if inside else 1.0, 1.0 if inside else 0.0)
     half = stats.t.ppf(1 - alpha, df) * se
