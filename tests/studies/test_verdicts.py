@@ -85,6 +85,23 @@ def test_control_is_present_and_separated():
     assert one({**GREATER, "checks": [{**check, "against": {"control": "nothing"}}]}).checks[0].passed is None
 
 
+def test_bound_checks_the_mean_of_the_rows_it_selects():
+    """wd2020's 'adding vocabulary adds nothing' means something only where training size itself is significant:
+    the univariate p-value of training size at most 0.05 (its rows picked by overriding the finding's filters)."""
+    lr = ResultRow(metric="lr_p_value", value=0.4, task="ner", mode="lr", extra={"added": "vocab"})
+    fits = [ResultRow(metric="p_value:size", value=p, task="ner", mode="univariate") for p in (0.01, 0.03)]
+    claim = {"kind": "above", "test": "direct", "value": 0.05, "where": {"task": "ner", "metric": "lr_p_value",
+                                                                          "added": "vocab"}, "select": {}}
+    check = {"kind": "at_most", "value": 0.05, "select": {"metric": "p_value:size", "mode": "univariate",
+                                                           "added": None}}
+    v = one({**claim, "checks": [check]}, [lr, *fits])
+    assert v.state == HOLDS and v.checks[0].passed and "0.02 ≤ 0.05" in v.checks[0].text
+    v = one({**claim, "checks": [{**check, "value": 0.01}]}, [lr, *fits])
+    assert v.state == UNINFORMATIVE and v.checks[0].passed is False and "fails" in v.checks[0].text
+    assert one({**claim, "checks": [{**check, "kind": "at_least", "value": 0.01}]}, [lr, *fits]).checks[0].passed
+    assert one({**claim, "checks": [check]}, [lr]).checks[0].passed is None  # no fit rows: not evaluated
+
+
 def _artifact(workdir, stage, name, inputs=(), files=None):
     d = workdir / stage / name
     d.mkdir(parents=True)

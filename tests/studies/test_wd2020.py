@@ -35,8 +35,11 @@ def test_spec_validates_at_every_scale_with_the_whole_grid():
                     if j.kind == "pretrain"}
         assert {v for e, v in encoders if e == "bilingual"} == {"base"}
         assert {v for e, v in encoders if e == "monolingual"} == {"base", "small", "vocab 10k", "seq 128"}
-    # multilingual on 5 languages + 10 low-resource encoders + the non-BERT baseline on 5 languages, 3 tasks, 3 seeds
-    assert kinds["lab"]["transfer"] == (5 + 10 + 5) * 3 * 3 and kinds["lab"]["static"] == 5 * 3
+    # multilingual on 5 languages + 10 low-resource encoders + the non-BERT baseline on 5 languages, 3 tasks, 3 seeds;
+    # and the majority label of each language and task (one run: it has no seed), the `learned` checks' floor
+    assert kinds["lab"]["transfer"] == (5 + 10 + 5) * 3 * 3 + 5 * 3 and kinds["lab"]["static"] == 5 * 3
+    majority = [j for j in study_jobs(load_spec("wd2020", "lab")) if j.tag("encoder") == "majority"]
+    assert len(majority) == 15 and {j.config.mode for j in majority} == {"majority"}
     # Fig. 4: 3 base encoders x 2 low-resource languages x 4 checkpoints (250 .. 1000), first seed only;
     # paper: 5 checkpoints (every 23k of 115k steps)
     assert kinds["lab"]["wd2020_checkpoint"] == 3 * 2 * 4 and kinds["paper"]["wd2020_checkpoint"] == 3 * 2 * 5
@@ -519,8 +522,11 @@ regression: {{factors: [wikisize]}}
     (sizes,) = [j for j in jobs if j.kind == "wd2020_sizes"]
     assert [i.kind for i in sizes.inputs] == ["corpus", "taskdata"]
     scored = {(j.tag("encoder"), j.config.task, j.config.train[0].lang) for j in jobs if j.kind == "transfer"}
+    scored, all_scored = {x for x in scored if x[0] != "majority"}, scored
     assert scored == {("multilingual", "upos", "en"), ("multilingual", "ner", "en"), ("multilingual", "upos", "af"),
                       ("monolingual", "upos", "af"), ("bilingual", "upos", "af")}
+    majority = {(t, lang) for e, t, lang in all_scored if e == "majority"}
+    assert majority == {("upos", "en"), ("ner", "en"), ("upos", "af")}  # every language and task with its files
     curve = [j for j in jobs if j.kind == "wd2020_checkpoint"]
     assert len(curve) == 3 * 2 and {f.split for j in curve for f in j.config.transfer.evaluate} == {"dev", "test"}
 
@@ -572,7 +578,7 @@ regression: null
     jobs = study_jobs(spec)
     kinds = Counter(j.kind for j in jobs)
     assert kinds["pretrain"] == 0 and kinds["hf_encoder"] == 1 and kinds["wd2020_checkpoint"] == 0
-    transfers = [j for j in jobs if j.kind == "transfer"]
+    transfers = [j for j in jobs if j.kind == "transfer" and j.tag("encoder") != "majority"]
     assert sorted((j.config.train[0].lang, j.config.seed) for j in transfers) == \
         [("af", 0), ("af", 1), ("en", 0), ("en", 1)]
     assert {j.inputs[0].kind for j in transfers} == {"hf_encoder"} and {j.tag("encoder") for j in transfers} == \
@@ -600,3 +606,28 @@ regression: null
     path.write_text(text.replace("encoders: [multilingual]", "encoders: [monolingual]"), encoding="utf-8")
     with pytest.raises(ConfigError, match="list 'multilingual' in encoders"):
         study_jobs(load_spec(path, "lab"))
+
+
+def test_a_baseline_at_the_majority_label_makes_its_claims_uninformative():
+    """The lab's BiLSTM-CRF baseline scored NER F1 0.0 on the small languages (it predicts O, as the majority
+    label does): `mbert-vs-baseline-low` is then not judged, by the spec's own learned check."""
+    from mbertlab.store.results import ResultRow
+    from mbertlab.studies.runner import spec_section
+    from mbertlab.studies.scorecard import UNINFORMATIVE, evaluate_findings, parse_findings
+
+    spec = load_spec("wd2020", "lab")
+    findings = parse_findings(spec_section(spec, "findings"), spec.source)
+    [finding] = [f for f in findings if f.id == "mbert-vs-baseline-low"]
+    finding = finding.model_copy(update={"checks": [c for c in finding.checks if c.kind == "learned"]})
+
+    def rows(baseline: float) -> list[ResultRow]:
+        scores = {"multilingual": [0.61, 0.63, 0.60], "baseline": [baseline] * 3, "majority": [0.0]}
+        return [ResultRow("f1_repaired", v, task="ner", train_lang="lv", test_lang="lv", split="test", seed=seed,
+                          extra={"encoder": encoder, "checkpoint": "final", "resource": "low",
+                                 **({} if encoder == "majority" else {"variant": "base"})})
+                for encoder, values in scores.items() for seed, v in enumerate(values)]
+
+    collapsed = evaluate_findings([finding], rows(0.0), correct=False)[0]
+    assert collapsed.state == UNINFORMATIVE and "encoder=baseline, seed 0: 0 vs encoder=majority" in \
+        collapsed.checks[0].text
+    assert evaluate_findings([finding], rows(0.4), correct=False)[0].state != UNINFORMATIVE

@@ -11,6 +11,9 @@ one makes the verdict *uninformative*, with the check's numbers. Kinds:
 - control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
 - surface: a classifier on surface cues (lengths, word overlap) of the task files behind the rows stays within
   `margin` of `chance`: else the task is solved without reading the sentences.
+- at_most, at_least: the rows `select` picks (overriding the side's filters) have their mean at most / at least
+  `value`, e.g. "training size is itself significant" before "adding vocabulary adds nothing to it" means
+  anything.
 Artifacts are read through the rows' `artifact` paths, resolved under the study's workdir.
 """
 from __future__ import annotations
@@ -61,7 +64,13 @@ class Surface(_Check):
     margin: float = Field(0.05, gt=0, description="The surface-only accuracy within this of chance.")
 
 
-Check = Annotated[Learned | LeftPlateau | Control | Surface, Field(discriminator="kind")]
+class Bound(_Check):
+    kind: Literal["at_most", "at_least"]
+    select: Selection = Field(description="Overrides of each side's filters that pick the rows. " + SEL_HELP)
+    value: float = Field(description="Their mean must be at most (at_most) or at least (at_least) this.")
+
+
+Check = Annotated[Learned | LeftPlateau | Control | Surface | Bound, Field(discriminator="kind")]
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,8 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
             out.append(_learned(name, check, unique, rows))
         elif isinstance(check, Control):
             out.append(_control(name, check, unique, rows))
+        elif isinstance(check, Bound):
+            out.append(_bound(name, check, unique, rows))
         elif isinstance(check, LeftPlateau):
             out.append(_per_artifact(name, unique, rows, workdir, lambda p: _plateau(check, p), "pretrain"))
         else:
@@ -134,6 +145,20 @@ def _control(name: str, check: Control, sides: list[Selection], rows: list[Resul
             worst = (gap, f"{label(side)}: {a:.4g} vs {label(check.against)} {b:.4g} ({a - b:+.4g}, "
                           f"needs > {check.margin:.4g})")
     return CheckResult(name, worst[0] > 0, worst[1])
+
+
+def _bound(name: str, check: Bound, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
+    texts, passed = [], True
+    for side in sides:
+        picked = pick(rows, merged(side, check.select))
+        if not picked:
+            return CheckResult(name, None, f"no rows for {label(merged(side, check.select))}")
+        mean = sum(r.value for r in picked) / len(picked)
+        ok = mean <= check.value if check.kind == "at_most" else mean >= check.value
+        passed &= ok
+        texts.append(f"{label(check.select)}: {mean:.4g} {'≤' if check.kind == 'at_most' else '≥'} {check.value:.4g}"
+                     + ("" if ok else " fails"))
+    return CheckResult(name, passed, "; ".join(texts))
 
 
 def artifact_dir(path: str, workdir: Path | None) -> Path:

@@ -26,6 +26,7 @@ from mbertlab.store.layout import TASK_FILES
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
+from mbertlab.papers.wd2020.task_files import has_split, has_task, majority_jobs
 
 Task = Literal["upos", "ner", "parse"]
 Encoder = Literal["monolingual", "bilingual", "multilingual"]
@@ -199,7 +200,7 @@ def plan(spec: StudySpec) -> list[Job]:
         jobs += _regression_jobs(s, sizes, transfers.get((s.regression.encoder, s.variants[0].name), []))
     if s.baseline is not None:
         jobs += _baseline_jobs(s, text, data)
-    return jobs
+    return jobs + majority_jobs(s.languages, s.tasks, data, lambda lang: _finetune(s, lang))
 
 
 def _transfer_job(s: Wd2020Settings, model: Job, data: Job, task: str, lang: Language, seed: int, encoder: str,
@@ -209,7 +210,7 @@ def _transfer_job(s: Wd2020Settings, model: Job, data: Job, task: str, lang: Lan
     from mbertlab.studies import stages
 
     keys = _finetune(s, lang)
-    if not _selects_checkpoints(s, encoder) or not _has_split(data, task, lang.name, "dev"):
+    if not _selects_checkpoints(s, encoder) or not has_split(data, task, lang.name, "dev"):
         return stages.transfer_job(model, data, task, lang.name, [lang.name], keys, seed, "finetune",
                                    tags + (("checkpoint", "final"),))
     steps = checkpoint_steps({"steps": model.config.steps, "checkpoint_every": model.config.checkpoint_every})[:-1]
@@ -257,7 +258,7 @@ def _in_language_config(data: Job, task: str, lang: str, keys: dict[str, Any], s
 
     pattern, fmt = TASK_FILES[data.kind][task]
     files = {sp: {"lang": lang, "split": sp, "path": pattern.format(lang=lang, split=sp), "format": fmt}
-             for sp in ("train", "dev", "test") if _has_split(data, task, lang, sp)}
+             for sp in ("train", "dev", "test") if has_split(data, task, lang, sp)}
     return parse_config(TransferConfig, {**keys, "task": task, "mode": mode, "seed": seed, "train": files["train"],
                                          "evaluate": [f for k, f in files.items() if k != "train"]},
                         "study key 'finetune'")
@@ -359,21 +360,6 @@ def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settin
                 label=f"{s.curve.task} checkpoint {step} {dict(tags).get('encoder')} {lang.name}",
                 tags=tags + (("checkpoint", str(step)), ("step", str(step)), ("task", s.curve.task)))
             for step in checkpoint_steps(settings)]
-
-
-def _has_split(data: Job, task: str, lang: str, split: str) -> bool:
-    """Generated languages have every split; real task data has the files the spec names."""
-    if task not in TASK_FILES[data.kind]:
-        return False
-    if data.kind == "generate":
-        return True
-    files = {l.name: getattr(l, task) for l in data.config.languages}
-    return split in files.get(lang, {})
-
-
-def has_task(data: Job, task: str, lang: str) -> bool:
-    """In-language fine-tuning needs the language's training and test files of the task."""
-    return _has_split(data, task, lang, "train") and _has_split(data, task, lang, "test")
 
 
 def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> list[Job]:
