@@ -177,3 +177,15 @@ def test_checker_catches_a_cycle_an_upward_import_and_sizes(tmp_path):
         f"function over 50 lines: {pkg / 'studies' / 'long.py'}:1 long 51 lines",
         "folder over 20% of the package: cli 88%",
     ]
+
+
+def test_planning_a_study_does_not_import_torch():
+    """The task table and the designs are read to plan, validate and report a study: importing them must not pull
+    in torch (seconds of start-up, and a machine that only plans need not have it working)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, mbertlab.studies.designs, mbertlab.studies.kinds, mbertlab.transfer.tasks; "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"

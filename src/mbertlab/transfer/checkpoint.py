@@ -16,7 +16,6 @@ from mbertlab.config import Config
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.transfer.config import TransferConfig
-from mbertlab.transfer.encoder import checkpoint_dir
 
 
 class CheckpointTransferConfig(Config):
@@ -28,6 +27,7 @@ def run_checkpoint_transfer(config: CheckpointTransferConfig, store: ArtifactSto
                             pretrain: Artifact, data: Artifact, study: str = "") -> Artifact:
     """Build the `ckpt_transfer` artifact: `config.transfer` on checkpoint `config.step` of `pretrain`, data
     paths relative to the `data` artifact."""
+    from mbertlab.transfer.encoder import checkpoint_dir  # torch: not needed to plan a study
     from mbertlab.transfer.run import run_transfer_into
 
     name = f"{pretrain.stage}/{pretrain.hash}@step-{config.step}"
