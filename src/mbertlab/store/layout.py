@@ -37,11 +37,3 @@ def text_path(artifact: Artifact, lang: str, split: str) -> Path:
 def linked_task_file(lang: str, task: str, split: str, source: str) -> str:
     """Where a task_files artifact links a user's file: `<lang>/<task>/<split>` with the file's own extension."""
     return f"{lang}/{task}/{split}{Path(source).suffix or '.txt'}"
-
-
-
-def file_format(task: str, path: str) -> str:
-    """The format of a taskdata stage's source file of `task`: XNLI's is XNLI; UPOS and NER by the extension."""
-    if task == "xnli":
-        return "xnli"
-    return "conllu" if path.endswith(".conllu") else "udpos" if path.endswith(".tsv") else "ner"

@@ -20,12 +20,13 @@ from mbertlab.pretrain.balance import BalanceConfig
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.external import (LinkedFile, hf_encoder_config,
                                      task_files_config)
-from mbertlab.store.layout import TASK_FILES, TEXT_FILES, file_format, text_file
+from mbertlab.store.layout import TASK_FILES, TEXT_FILES, text_file
 from mbertlab.studies.data import FilePart, part
 from mbertlab.studies.jobs import Job
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
 from mbertlab.transfer.config import TransferConfig
+from mbertlab.transfer.tasks import get_task
 
 def generate_job(preset: str, seed: int, overrides: dict[str, Any]) -> Job:
     return Job("generate", preset_config(preset, seed, overrides), label=f"generate {preset}")
@@ -60,7 +61,8 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
                                            max_sentences=lang.max_sentences or base.max_sentences))
         files: dict[str, dict[str, TaskFile]] = {task: {} for task in FILE_TASKS}
         for task, split, p in _task_parts(base):
-            files[task][split] = TaskFile(path=at(p.path), format=file_format(task, p.path), start=p.start, end=p.end)
+            fmt = get_task(task).format_of(p.path)  # the task table decides a file's format, here as everywhere
+            files[task][split] = TaskFile(path=at(p.path), format=fmt, start=p.start, end=p.end)
         task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, **files,
                                        lexicon=at(lang.lexicon) if lang.lexicon else None,
                                        text=[at(p) for p in base.text] if lang.fake_script_of else []))
@@ -194,7 +196,6 @@ def word_order_job(data: Job, transfer: Job, tags=()) -> Job:
 def correlate_job(overlaps: list[Job], transfers: list[Job], seed: int, tags=(), repair: bool = False) -> Job:
     """Transfers are fine-tuned on the overlaps' source, one per task, each with the overlap job of its task.
     `repair`: NER is scored by the repaired F1, as the paper reports it (see Task.reported)."""
-    from mbertlab.transfer.tasks import get_task
 
     tasks = [t.config.task for t in transfers]
     if len(set(tasks)) != len(tasks) or sorted(tasks) != sorted(o.config.task for o in overlaps):
