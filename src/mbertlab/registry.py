@@ -1,4 +1,5 @@
-"""Named registries (manipulations, tasks, tokenizers, objectives) whose misses suggest close names."""
+"""A named registry whose misses suggest close names (the corpus manipulations of corpus/manipulations.py
+live in one; it said it also held tasks, tokenizers and objectives, which have their own tables)."""
 from __future__ import annotations
 
 import difflib
