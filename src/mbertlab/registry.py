@@ -1,5 +1,4 @@
-"""A named registry whose misses suggest close names (the corpus manipulations of corpus/manipulations.py
-live in one; it said it also held tasks, tokenizers and objectives, which have their own tables)."""
+"""A named registry whose misses suggest close names (the corpus manipulations, corpus/manipulations.py)."""
 from __future__ import annotations
 
 import difflib
