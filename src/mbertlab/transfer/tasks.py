@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
+from typing import Literal
 
 from mbertlab.errors import ConfigError
 
@@ -52,6 +53,7 @@ TASKS: dict[str, Task] = {t.name: t for t in (
 )}
 
 TASK_NAMES = tuple(TASKS)
+TaskName = Literal[TASK_NAMES]  # a design that runs every task takes this, so a new task needs no edit there
 DATA_FORMATS = tuple(dict.fromkeys(f for t in TASKS.values() for f in t.formats))
 
 

@@ -21,11 +21,12 @@ from mbertlab.config import Config
 from mbertlab.errors import ConfigError
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
+from mbertlab.transfer.tasks import TaskName
 from mbertlab.studies.spec import StudySpec
 
 
 Control = Literal["random_init", "majority"]
-Task = Literal["upos", "ner", "parse", "xnli", "mldoc"]
+Task = TaskName  # every task of the task table
 TrainedMode = Literal["finetune", "feature", "bilstm_crf"]
 
 

@@ -28,11 +28,11 @@ from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TASK_FILES, linked_task_file, text_file
 from mbertlab.studies.data import GeneratedData
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.tasks import TaskName, get_task
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
-Task = Literal["xnli", "mldoc", "ner", "upos", "parse"]
+Task = TaskName  # every task of the task table
 Strategy = Literal["finetune", "freeze", "feature"]
 FINETUNE_ALL, FEATURE, MAJORITY, IN_LANGUAGE = "fine-tune all", "feature-based", "majority", "in-language"
 
