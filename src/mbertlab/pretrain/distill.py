@@ -26,7 +26,7 @@ from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.checkpoint import TrainState
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import Batch, MicroBatch, Selection, training_data
-from mbertlab.pretrain.model import at_positions, bias_for, load_model
+from mbertlab.pretrain.model import load_model, logits_at
 from mbertlab.runtime import attention_for, autocast_factory, ran_on, resolve_device, resolve_precision, to_device
 from mbertlab.tokenizers.shards import ShardReader, dtype_for
 
@@ -104,14 +104,6 @@ def load_teachers(teachers: dict[str, str], shards: ShardReader, device: torch.d
                               f"the shards {shards.vocab_size}: teachers must share the student's vocabulary")
         out[lang] = model
     return out
-
-
-def logits_at(model, input_ids: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor | None = None,
-              token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
-    """MLM logits [M, V] at flat positions [M] of [B, S], in their order."""
-    hidden = model.bert(input_ids=input_ids, attention_mask=bias_for(model, attention_mask),
-                        token_type_ids=token_type_ids).last_hidden_state  # [B, S, H]
-    return model.cls.predictions(at_positions(hidden, positions))  # [M, H] -> [M, V]
 
 
 @torch.inference_mode()

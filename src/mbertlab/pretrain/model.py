@@ -41,12 +41,26 @@ def load_model(path: str | Path, attention: str = "eager"):
     return BertForMaskedLM.from_pretrained(str(path), attn_implementation=attention)
 
 
+def encode(model, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+           token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """The encoder's last hidden states [B, S, H]."""
+    return model.bert(input_ids=input_ids, attention_mask=bias_for(model, attention_mask),
+                      token_type_ids=token_type_ids).last_hidden_state
+
+
+def logits_at(model, input_ids: torch.Tensor, positions: torch.Tensor, attention_mask: torch.Tensor | None = None,
+              token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """MLM logits [M, V] at flat positions [M] of [B, S], in their order (positions found ahead, so a device
+    does not wait on a boolean mask)."""
+    return model.cls.predictions(at_positions(encode(model, input_ids, attention_mask, token_type_ids), positions))
+
+
 def masked_logits(model, input_ids: torch.Tensor, labels: torch.Tensor,
                   attention_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits [M, V] at the M selected positions and their gold ids [M]."""
-    hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # [B, S, H]
-    selected = labels != -100
-    return model.cls.predictions(hidden[selected]), labels[selected]  # [M, H] -> [M, V]
+    """Logits [M, V] at the M positions with a label and their gold ids [M] (evaluation: finding the positions
+    here waits on the device, which a scoring loop that reads the loss does anyway)."""
+    positions = (labels.flatten() != -100).nonzero().squeeze(1)  # [M]
+    return logits_at(model, input_ids, positions, attention_mask), labels.flatten()[positions]
 
 
 def mlm_loss(model, input_ids: torch.Tensor, labels: torch.Tensor, normalizer: int | None = None) -> torch.Tensor:
@@ -72,9 +86,7 @@ def bias_for(model, mask: torch.Tensor | None) -> torch.Tensor | None:
 def pretraining_loss(model, batch, selection) -> torch.Tensor:
     """MLM (+ NSP) on one rank's slice, each term normalised by its global count (`Selection.total` masked
     positions, `Selection.rows` rows) so that summing gradients over ranks gives the full batch's gradient."""
-    out = model.bert(input_ids=batch.input_ids, attention_mask=bias_for(model, batch.attention_mask),
-                     token_type_ids=batch.token_type_ids)
-    hidden = out.last_hidden_state  # [B, S, H]
+    hidden = encode(model, batch.input_ids, batch.attention_mask, batch.token_type_ids)  # [B, S, H]
     logits = model.cls.predictions(at_positions(hidden, selection.positions))  # [M, V]
     loss = F.cross_entropy(logits.float(), selection.gold, reduction="sum") / selection.total
     if batch.nsp_labels is not None:
