@@ -314,3 +314,18 @@ def test_paired_models_match_on_each_languages_test_set():
     v = one({"kind": "greater", "a": {"encoder": "multi"}, "b": {"encoder": "mono"}, "paired": True}, rows)
     assert v.state == paired_state(multi, mono) and "paired over 4 pairs" in v.test
     assert v.p == pytest.approx(stats.ttest_rel(multi, mono, alternative="greater").pvalue)
+
+
+def test_paired_delta_matches_each_seeds_delta():
+    """Δ = source − target per model, paired by seed across two conditions (each seed's two models share their
+    data order): scipy's ttest_rel on the per-seed Δs."""
+    dx, dy = [0.10, 0.30, 0.20], [0.05, 0.26, 0.14]
+    rows = []
+    for cond, deltas in (("x", dx), ("y", dy)):
+        rows += rows_for(cond, "src", [0.9] * 3, artifact_tag=cond)
+        rows += rows_for(cond, "tgt", [0.9 - d for d in deltas], artifact_tag=cond)
+    spec = {"kind": "greater", "a": {"condition": "x"}, "b": {"condition": "y"},
+            "delta": {"source": {"test_lang": "src"}, "target": {"test_lang": "tgt"}}}
+    assert one(spec, rows).state == INCONCLUSIVE == welch_state(dx, dy)
+    v = one({**spec, "paired": True}, rows)
+    assert v.state == HOLDS == paired_state(dx, dy) and v.effect == pytest.approx(0.05)

@@ -57,7 +57,7 @@ __all__ = ["FAILS", "HOLDS", "INCONCLUSIVE", "NOT_RUN", "UNINFORMATIVE", "Verdic
 class Side:
     label: str
     values: tuple[float, ...]
-    runs: tuple[tuple, ...] = ()  # the trained model (`run_key`) of each value, for paired findings
+    runs: tuple[tuple, ...] = ()  # what matches each value with the other sides' in a paired finding
 
     @property
     def n(self) -> int:
@@ -117,8 +117,8 @@ def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str
     job's tag, and the columns no side sets apart: the same task, language and split)."""
     full = merged(finding.where, selection)
     if finding.delta is not None:
-        by_model = deltas(rows, full, finding.delta.source, finding.delta.target)
-        return Side(label(selection) + suffix, tuple(by_model.values()), tuple(by_model))
+        by_model = deltas(rows, full, finding.delta.source, finding.delta.target)  # by (artifact, seed)
+        return Side(label(selection) + suffix, tuple(by_model.values()), tuple((seed,) for _, seed in by_model))
     picked = pick(rows, full)
     same = [c for c in PAIRED_COLUMNS if c not in apart]
     return Side(label(selection) + suffix, tuple(r.value for r in picked),

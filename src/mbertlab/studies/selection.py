@@ -34,11 +34,6 @@ def pick(rows: list[ResultRow], selection: Selection) -> list[ResultRow]:
     return [r for r in rows if all(_matches(field(r, k), v) for k, v in selection.items())]
 
 
-def select(rows: list[ResultRow], selection: Selection) -> tuple[float, ...]:
-    """Values of the rows matching every filter (columns first, then `extra`)."""
-    return tuple(r.value for r in pick(rows, selection))
-
-
 def label(selection: Selection) -> str:
     return ", ".join(f"{k}={v}" for k, v in selection.items()) or "all rows"
 
