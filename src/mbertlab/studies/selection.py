@@ -35,7 +35,8 @@ def pick(rows: list[ResultRow], selection: Selection) -> list[ResultRow]:
 
 
 def label(selection: Selection) -> str:
-    return ", ".join(f"{k}={v}" for k, v in selection.items()) or "all rows"
+    """The filters in words; a filter set to null (dropped by an override) is not one, so it is not shown."""
+    return ", ".join(f"{k}={v}" for k, v in selection.items() if v is not None) or "all rows"
 
 
 def run_key(row: ResultRow) -> tuple:
