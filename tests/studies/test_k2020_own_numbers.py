@@ -8,9 +8,9 @@ import re
 
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.published import load_published
-from mbertlab.studies.runner import spec_section
-from mbertlab.studies.scorecard import evaluate_findings, parse_findings
+from mbertlab.studies.scorecard import evaluate_findings
 from mbertlab.studies.spec import load_spec
+from tests.studies.own_numbers import paper_claims
 
 PUBLISHED = load_published("k2020")
 
@@ -39,8 +39,7 @@ def _paper_rows(spec, tables: set[str]) -> list[ResultRow]:
 
 def test_which_claims_the_papers_own_numbers_pass():
     spec = load_spec("k2020", "paper")
-    findings = [f.model_copy(update={"checks": []}) for f in parse_findings(spec_section(spec, "findings"),
-                                                                              spec.source) if not f.own]
+    findings = paper_claims("k2020")
     # by hand: Table 4's Δ (Russian) per depth, as the paper prints it (source − target)
     depth = {r.test_lang: r.value for r in _paper_rows(spec, {"Table 4"}) if r.extra["condition"] == "depth 1"}
     assert round(100 * (depth["src"] - depth["tgt_fake"]), 1) == 21.6

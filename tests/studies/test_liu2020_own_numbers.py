@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.published import load_published
-from mbertlab.studies.runner import spec_section
-from mbertlab.studies.scorecard import HOLDS, INCONCLUSIVE, evaluate_findings, parse_findings
-from mbertlab.studies.spec import load_spec
+from mbertlab.studies.scorecard import HOLDS, INCONCLUSIVE, evaluate_findings
+from tests.studies.own_numbers import paper_claims
 
 METRIC = {"Closed": "mrr_closed", "Open": "mrr_open", "Noun": "mrr_NOUN", "Verb": "mrr_VERB", "Adj.": "mrr_ADJ",
           "Adv.": "mrr_ADV"}
@@ -23,9 +22,7 @@ def table1_rows() -> list[ResultRow]:
 
 
 def test_table1_claims_pass_the_papers_own_numbers_paired_not_unpaired():
-    spec = load_spec("liu2020", "paper")
-    findings = [f.model_copy(update={"checks": []}) for f in parse_findings(spec_section(spec, "findings"),
-                                                                              spec.source) if "Table 1" in f.ref]
+    findings = paper_claims("liu2020", "Table 1")
     assert sorted(f.id for f in findings) == ["adj-noun-adv-verb", "open-over-closed"]
     rows = table1_rows()
     assert len(rows) == 36

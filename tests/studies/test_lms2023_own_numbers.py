@@ -9,9 +9,8 @@ import pytest
 
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.published import load_published
-from mbertlab.studies.runner import spec_section
-from mbertlab.studies.scorecard import FAILS, HOLDS, INCONCLUSIVE, evaluate_findings, parse_findings
-from mbertlab.studies.spec import load_spec
+from mbertlab.studies.scorecard import FAILS, HOLDS, INCONCLUSIVE, evaluate_findings
+from tests.studies.own_numbers import paper_claims
 
 SETS = {"Shared": "shared script", "Diverse": "diverse script"}
 GROUPS = {"Low-Res.": "low", "High-Res.": "high", "All": "all"}
@@ -30,9 +29,7 @@ def table2_rows() -> list[ResultRow]:
 
 
 def test_table2_claims_on_the_papers_own_numbers():
-    spec = load_spec("lms2023", "paper")
-    findings = [f.model_copy(update={"checks": []}) for f in parse_findings(spec_section(spec, "findings"),
-                                                                              spec.source) if "Table 2" in f.ref]
+    findings = paper_claims("lms2023", "Table 2")
     assert len(table2_rows()) == 54
     verdicts = {v.id: v for v in evaluate_findings(findings, table2_rows(), correct=False)}
     states = {i: v.state for i, v in verdicts.items()}

@@ -8,9 +8,8 @@ import pytest
 
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.published import load_published
-from mbertlab.studies.runner import spec_section
-from mbertlab.studies.scorecard import HOLDS, evaluate_findings, parse_findings
-from mbertlab.studies.spec import load_spec
+from mbertlab.studies.scorecard import HOLDS, evaluate_findings
+from tests.studies.own_numbers import paper_claims
 
 PUBLISHED = load_published("wd2019")
 
@@ -28,9 +27,7 @@ def three(value: float, **fields) -> list[ResultRow]:
 
 
 def test_the_papers_own_tables_4_and_6_pass_their_claims():
-    spec = load_spec("wd2019", "paper")
-    findings = {f.id: f.model_copy(update={"checks": []})
-                for f in parse_findings(spec_section(spec, "findings"), spec.source)}
+    findings = {f.id: f for f in paper_claims("wd2019")}
     zh = {"metric": "f1_repaired", "task": "ner", "test_lang": "fake"}
     rows = three(number("Table 4", "In language supervised learning: mBERT", "zh"), strategy="in-language", **zh)
     rows += three(number("Table 4", "Zero-shot cross-lingual transfer: mBERT", "zh"), strategy="fine-tune all", **zh)

@@ -9,9 +9,8 @@ import pytest
 
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.published import load_published
-from mbertlab.studies.runner import spec_section
-from mbertlab.studies.scorecard import HOLDS, INCONCLUSIVE, evaluate_findings, parse_findings
-from mbertlab.studies.spec import load_spec
+from mbertlab.studies.scorecard import HOLDS, INCONCLUSIVE, evaluate_findings
+from tests.studies.own_numbers import paper_claims
 
 ENCODER = {"mBERT": ("multilingual", "base"), "Monolingual BERT base": ("monolingual", "base"),
            "Monolingual BERT seq 128": ("monolingual", "seq 128"), "Monolingual BERT small": ("monolingual", "small"),
@@ -33,9 +32,7 @@ def table4_rows() -> list[ResultRow]:
 
 
 def test_table4_claims_on_the_papers_own_numbers():
-    spec = load_spec("wd2020", "paper")
-    findings = [f.model_copy(update={"checks": []}) for f in parse_findings(spec_section(spec, "findings"),
-                                                                              spec.source) if "Table 4" in f.ref]
+    findings = paper_claims("wd2020", "Table 4")
     rows = table4_rows()
     verdicts = {v.id: v for v in evaluate_findings(findings, rows, correct=False)}
     assert len(verdicts) == 18 and all(v.state != "does not hold" for v in verdicts.values())
