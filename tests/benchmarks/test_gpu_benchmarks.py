@@ -59,7 +59,8 @@ def test_gpu_pretrain_prints_rates_ratio_and_mfu():
 @pytest.mark.slow
 def test_gpu_finetune_prints_sentences_per_second_and_ratio(shared_data):
     out = run("gpu_finetune.py", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "1000",
-              "--sentences", "70", "--dev", "8", "--rounds", "1")
+              "--sentences", "70", "--dev", "8", "--rounds", "1",
+              "--warmup-rounds", "0")
     got = values(out)
     rates = {(t, side): number(r) for t, side, r in
              re.findall(r"^\s*(\w+)\s+(ours|HF Trainer):\s+([\d,.]+) sentences/s", out, re.MULTILINE)}
