@@ -37,6 +37,9 @@ RELEASED = "released encoder"
 class DataSize(Config):
     name: str = Field(description="Row label, the paper's size, e.g. '200k'.")
     sentences: int = Field(ge=10, description="Training sentences per language at this scale.")
+    steps: int | None = Field(None, ge=1, description="Pretraining steps of this size's BERTs (default: "
+                              "pretrain.steps). Steps in proportion to the sentences give every size the same "
+                              "number of epochs, so the larger size also trains longer, as in the paper.")
 
 
 class Liu2020Settings(Config):
@@ -119,13 +122,14 @@ def plan(spec: StudySpec) -> list[Job]:
         for size in s.sizes:
             shards = Job("shards", ShardsConfig(languages=langs), (tok, text[size.name]), label=f"shards {size.name}")
             tags = (("size", size.name), ("window", "full"), ("seed", str(seed)))
-            models.append((stages.pretrain_job(shards, s.pretrain, seed, (("method", BERT),) + tags), ()))
+            bert = _pretrain_settings(s, size)
+            models.append((stages.pretrain_job(shards, bert, seed, (("method", BERT),) + tags), ()))
             for method in s.static_methods:
                 models.append((static_job(tok, text[size.name], langs,
                                           {**static_settings, "method": method, "seed": seed},
                                           (("method", STATIC_NAMES[method]),) + tags, text_files=text_files), ()))
             if s.window is not None and size.name in windowed_sizes(s):
-                models.append((_window_model(s, full, shards, seed, size.name), ()))
+                models.append((_window_model(s, bert, full, shards, seed, size.name), ()))
         if s.encoder:  # one artifact for every seed: the seed is the task head's
             models.append((stages.hf_encoder_job(s.encoder, "encoder"), (("method", RELEASED), ("seed", str(seed)))))
         for model, own in models:
@@ -216,14 +220,19 @@ def _with_train_size(overrides: dict[str, Any], sentences: int) -> dict[str, Any
     return deep_merge(overrides, {"sentences": {"train": sentences}})
 
 
-def _window_model(s: Liu2020Settings, full, shards: Job, seed: int, size: str) -> Job:
-    """The same pretraining with windows of `s.window` tokens and as many tokens per step."""
+def _pretrain_settings(s: Liu2020Settings, size: DataSize) -> dict[str, Any]:
+    """The pretraining keys of a size's BERTs: its own steps where it sets them."""
+    return s.pretrain if size.steps is None else {**s.pretrain, "steps": size.steps}
+
+
+def _window_model(s: Liu2020Settings, bert: dict[str, Any], full, shards: Job, seed: int, size: str) -> Job:
+    """The size's pretraining (`bert`) with windows of `s.window` tokens and as many tokens per step."""
     from mbertlab.studies import stages
 
     if s.window >= full.seq_len:
         raise ConfigError(f"window {s.window} must be shorter than pretrain.seq_len {full.seq_len} (the full context)")
     batch = max(1, round(full.batch_size * full.seq_len / s.window))
-    settings = {**s.pretrain, "seq_len": s.window, "batch_size": batch}
+    settings = {**bert, "seq_len": s.window, "batch_size": batch}
     tags = (("method", BERT), ("size", size), ("window", "short"), ("seed", str(seed)))
     return stages.pretrain_job(shards, settings, seed, tags)
 
