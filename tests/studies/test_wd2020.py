@@ -208,6 +208,26 @@ def test_wikisize_rows_are_log2_mb_of_the_budgeted_text(ran):
         assert r.value == min(n, caps[r.test_lang])
 
 
+@pytest.mark.parametrize("scale", ["lab", "gpu", "paper"])
+def test_wikisize_bins_of_every_scale_keep_the_resource_roles_apart(ran, scale):
+    """Each scale's WikiSize groups, with every language's text size extrapolated from the bytes per sentence
+    the test run measured (their mean for a language it leaves out), hold one resource role each (the lab's edges left at the paper scale put every
+    language in one group); a mixed group is what the report's note names."""
+    from mbertlab.papers.wd2020.tables import mixed_groups
+
+    spec, ctx = ran
+    mb = {r.test_lang: 2 ** r.value for r in ctx.results.query(metric="wikisize")}
+    per_sentence = {l.name: mb[l.name] / l.sentences for l in spec.settings.languages}
+    typical = float(np.mean(list(per_sentence.values())))  # for a language the test scale leaves out
+    settings = load_spec("wd2020", scale).settings
+    sizes = {l.name: {"wikisize": math.log2(per_sentence.get(l.name, typical) * l.sentences)}
+             for l in settings.languages}
+    assert mixed_groups(settings, sizes) == [], (scale, sizes)
+    if scale == "paper":
+        lab_edges = settings.model_copy(update={"wikisize_bins": load_spec("wd2020", "lab").settings.wikisize_bins})
+        assert mixed_groups(lab_edges, sizes), "the lab's edges at the paper scale mix the roles"
+
+
 def test_vocab_coverage_rows_match_the_tokenizer_on_the_text(ran):
     """Coverage by rank and Fig. 3's share of the vocabulary above each count, for the tokenizer's vocabulary
     and for the Raw one (space-separated words), recounted from the text with the tokenizer itself."""
