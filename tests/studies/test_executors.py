@@ -18,6 +18,7 @@ from mbertlab.studies.executors import (
     submit_study,
     torchrun_command,
 )
+from mbertlab.studies.designs import get_design
 from mbertlab.studies.kinds import BUILTIN_STAGE_KINDS
 from mbertlab.studies.runner import run_study, study_status
 from mbertlab.studies.spec import load_spec
@@ -177,10 +178,11 @@ RUNS_A_MODEL = {"pretrain", "student", "transfer", "retrieval", "langid", "balan
 
 
 def test_default_gpus_reach_only_the_kinds_that_run_a_model():
+    kinds = [*BUILTIN_STAGE_KINDS, *get_design("wd2020").stage_kinds]  # a paper's own kinds too, once loaded
     table = parse_resources({"default": {"gpus": 4, "cpus": 8}}, "s.yaml")
-    got = {kind: resources_for(kind, table).gpus for kind in BUILTIN_STAGE_KINDS}
+    got = {kind: resources_for(kind, table).gpus for kind in kinds}
     assert got == {kind: 4 if kind == "pretrain" else 1 if kind in RUNS_A_MODEL else 0 for kind in got}
-    assert {resources_for(kind, table).cpus for kind in BUILTIN_STAGE_KINDS} == {8}
+    assert {resources_for(kind, table).cpus for kind in kinds} == {8}
     own = parse_resources({"default": {"gpus": 1}, "transfer": {"gpus": 0}}, "s.yaml")
     assert resources_for("transfer", own).gpus == 0 and resources_for("langid", own).gpus == 1
 

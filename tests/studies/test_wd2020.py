@@ -211,8 +211,8 @@ def test_wikisize_rows_are_log2_mb_of_the_budgeted_text(ran):
 @pytest.mark.parametrize("scale", ["lab", "gpu", "paper"])
 def test_wikisize_bins_of_every_scale_keep_the_resource_roles_apart(ran, scale):
     """Each scale's WikiSize groups, with every language's text size extrapolated from the bytes per sentence
-    the test run measured (their mean for a language it leaves out), hold one resource role each (the lab's edges left at the paper scale put every
-    language in one group); a mixed group is what the report's note names."""
+    the test run measured (their mean for a language it leaves out), hold one resource role each: the lab's
+    edges left at the paper scale put every language in one group. A mixed group is what the report notes."""
     from mbertlab.papers.wd2020.tables import mixed_groups
 
     spec, ctx = ran

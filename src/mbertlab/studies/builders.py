@@ -9,12 +9,9 @@ from pathlib import Path
 from mbertlab.analysis.correlate import CorrelateConfig, correlate_into
 from mbertlab.analysis.overlap import OverlapConfig, overlap_into
 from mbertlab.analysis.word_order import WordOrderConfig, word_order_into
-from mbertlab.analysis.regress import RegressConfig, regress_into
 from mbertlab.analysis.retrieve import RetrievalConfig, WordRetrievalConfig, retrieval_into, word_retrieval_into
-from mbertlab.analysis.vocab import VocabCurveConfig, vocab_curve_into
 from mbertlab.corpus.budget import BudgetConfig, budget_into
 from mbertlab.corpus.build import CorpusConfig, build_corpus_into
-from mbertlab.corpus.stats import SizesConfig, sizes_into
 from mbertlab.corpus.taskdata import TaskDataConfig, build_taskdata_into
 from mbertlab.data.generate import GenerateConfig, generate_into
 from mbertlab.embeddings.static import StaticStageConfig, static_into
@@ -27,7 +24,6 @@ from mbertlab.store.layout import text_path
 from mbertlab.studies.jobs import RunContext
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
-from mbertlab.transfer.checkpoint import CheckpointTransferConfig, run_checkpoint_transfer
 from mbertlab.transfer.config import TransferConfig
 
 # Stages whose artifact holds an encoder in `model/` (the others a transfer job reads are data).
@@ -58,12 +54,6 @@ def build_task_files(config: TaskFilesConfig, inputs: list[Artifact], ctx: RunCo
 
 def build_budget(config: BudgetConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return ctx.store.build("budget", config, lambda out: budget_into(config, inputs[0], Path(out)), inputs)
-
-
-def build_sizes(config: SizesConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    corpus, data = inputs
-    return ctx.store.build("wd2020_sizes", config, lambda out: sizes_into(config, corpus, data, Path(out), ctx.results,
-                                                                          ctx.study), inputs)
 
 
 def build_tokenizer(config: TokenizerConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
@@ -143,18 +133,6 @@ def build_word_retrieval(config: WordRetrievalConfig, inputs: list[Artifact], ct
         config, vectors, data.path, Path(out), ctx.results, ctx.study, text.path), inputs)
 
 
-def build_vocab_curve(config: VocabCurveConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    text = inputs[1].path if len(inputs) > 1 else None  # the shards' text, for the Raw vocabulary
-    return ctx.store.build("vocab_curve", config, lambda out: vocab_curve_into(
-        config, inputs[0], Path(out), ctx.results, ctx.study, text), inputs)
-
-
-def build_wd2020_regress(config: RegressConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    sizes, transfers = inputs[0], [t.path for t in inputs[1:]]
-    return ctx.store.build("wd2020_regress", config, lambda out: regress_into(
-        config, sizes.path, transfers, Path(out), ctx.results, ctx.study), inputs)
-
-
 def resolved_teachers(config: PretrainConfig, inputs: list[Artifact]) -> PretrainConfig:
     """The config with each `inputs[i]` teacher replaced by that input artifact's path."""
     teachers = {}
@@ -180,8 +158,3 @@ def build_balance(config: BalanceConfig, inputs: list[Artifact], ctx: RunContext
     models = 1 + len(config.models)
     return ctx.store.build("balance", config, lambda out: balance_into(
         config, inputs[0], inputs[1:models], inputs[models:], Path(out), ctx.results, ctx.study), inputs)
-
-
-def build_wd2020_checkpoint(config: CheckpointTransferConfig, inputs: list[Artifact], ctx: RunContext) -> Artifact:
-    pretrain, data = inputs
-    return run_checkpoint_transfer(config, ctx.store, ctx.results, pretrain, data, ctx.study)

@@ -35,7 +35,7 @@ class Design:
     config_class: type[Config]
     plan: Callable[..., list[Job]]  # (spec) -> jobs
     report: Callable[..., Report]  # (spec, store, results) -> Report
-    stage_kinds: Mapping[str, StageKind] = field(default_factory=dict)  # a user design's own kinds
+    stage_kinds: Mapping[str, StageKind] = field(default_factory=dict)  # the design's own kinds (wd2020's, a user's)
 
 
 def get_design(name: str, spec_dir: Path | None = None) -> Design:

@@ -1,6 +1,6 @@
 """The one table of stage kinds: which builder makes each kind of job, into which store stage.
 
-A user's design adds its own kinds through `Design.stage_kinds`; `get_design` passes them to
+A design's own kinds (wd2020's, a user's) come through `Design.stage_kinds`; `get_design` passes them to
 `add_stage_kinds`. `job_hash` predicts every artifact's directory without building anything.
 """
 from __future__ import annotations
@@ -36,16 +36,12 @@ BUILTIN_STAGE_KINDS: dict[str, StageKind] = {
     "word_order": StageKind("word_order", builders.build_word_order, 0.05),
     "static": StageKind("static", builders.build_static, 1.0),
     "word_retrieval": StageKind("word_retrieval", builders.build_word_retrieval, 0.5, gpu=True),
-    "vocab_curve": StageKind("vocab_curve", builders.build_vocab_curve, 0.05),
-    "wd2020_sizes": StageKind("wd2020_sizes", builders.build_sizes, 0.05),
-    "wd2020_regress": StageKind("wd2020_regress", builders.build_wd2020_regress, 0.05),
-    "wd2020_checkpoint": StageKind("ckpt_transfer", builders.build_wd2020_checkpoint, 1.5, gpu=True),
 }
 _USER_STAGE_KINDS: dict[str, StageKind] = {}
 
 
 def add_stage_kinds(kinds: Mapping[str, StageKind]) -> None:
-    """A user design's own kinds; a built-in kind cannot be redefined."""
+    """A design's own kinds; a built-in kind cannot be redefined."""
     for name, kind in kinds.items():
         if BUILTIN_STAGE_KINDS.get(name, kind) != kind or _USER_STAGE_KINDS.get(name, kind) != kind:
             raise ConfigError(f"stage kind {name!r} is already defined differently")
