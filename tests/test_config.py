@@ -91,3 +91,70 @@ def test_integers_beyond_64_bits_and_non_finite_floats_are_refused():
     for value in (math.inf, -math.inf, math.nan):
         with pytest.raises(ConfigError, match="key 'share': Input should be a finite number"):
             parse_config(Kinds, {"share": value})
+
+
+def builtin_config_classes() -> dict[str, type[Config]]:
+    """Every config class of the package (every module imported), by its key in hashed_fields.json."""
+    import importlib
+    import pkgutil
+
+    import mbertlab
+    from mbertlab.config import config_key
+
+    for module in pkgutil.walk_packages(mbertlab.__path__, "mbertlab."):
+        if not module.name.endswith("__main__"):  # running it would start the CLI
+            importlib.import_module(module.name)
+    found, todo = {}, [Config]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("mbertlab.") and "<locals>" not in sub.__qualname__:
+                found[config_key(sub)] = sub
+    return found
+
+
+def test_every_builtin_config_class_has_its_fixed_fields_listed():
+    """hashed_fields.json lists each class with the fields its hashes were fixed with. A new class is added
+    (with all its fields) by `MBERTLAB_UPDATE_GOLDEN=1`, which never adds a field to a listed class: a field
+    added later stays out of the dump at its default, so no existing hash moves."""
+    import json
+    import os
+
+    from mbertlab.config import HASHED_FIELDS, hashed_fields
+
+    classes = builtin_config_classes()
+    listed = hashed_fields()
+    missing = sorted(set(classes) - set(listed))
+    if missing and os.environ.get("MBERTLAB_UPDATE_GOLDEN") == "1":
+        table = {**{k: sorted(v) for k, v in listed.items()}, **{k: sorted(classes[k].model_fields) for k in missing}}
+        HASHED_FIELDS.write_text("{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
+                                                    for k, v in sorted(table.items())) + "\n}\n", encoding="utf-8")
+        pytest.fail(f"{HASHED_FIELDS.name}: listed {', '.join(missing)}; rerun without the variable")
+    assert not missing, f"config classes not in {HASHED_FIELDS.name}; run this test with MBERTLAB_UPDATE_GOLDEN=1"
+    stale = sorted(k for k in listed if k not in classes)
+    assert not stale, f"listed classes that are gone (moved or renamed: their hashes move): {stale}"
+    gone = {k: sorted(names - set(classes[k].model_fields)) for k, names in listed.items()
+            if names - set(classes[k].model_fields)}
+    assert not gone, f"listed fields a class no longer has (removed or renamed: its hashes move): {gone}"
+
+
+def test_a_field_added_with_its_default_leaves_the_hash_alone(monkeypatch):
+    """Two versions of one class: the later one adds `dropout`. At its default the dump and hash are the earlier
+    version's; set, it enters both. A class not listed dumps every field."""
+    import mbertlab.config as config
+
+    class Stage(Config):
+        lr: float = 1e-3
+
+    before = Stage(lr=0.5)
+
+    class Stage(Config):  # noqa: F811 (the same class, a field later)
+        lr: float = 1e-3
+        dropout: float = 0.1
+
+    assert Stage(lr=0.5).model_dump() == {"lr": 0.5, "dropout": 0.1}  # not listed: every field
+    monkeypatch.setattr(config, "hashed_fields", lambda: {config.config_key(Stage): frozenset({"lr"})})
+    assert Stage(lr=0.5).model_dump() == before.model_dump() == {"lr": 0.5}
+    assert Stage(lr=0.5).content_hash() == before.content_hash()
+    assert Stage(lr=0.5, dropout=0.2).model_dump() == {"lr": 0.5, "dropout": 0.2}
+    assert Stage(lr=0.5, dropout=0.2).content_hash() != before.content_hash()

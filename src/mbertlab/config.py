@@ -2,10 +2,12 @@
 
 Every stage has a config class derived from `Config`. Unknown keys are errors; the hash is over
 the canonical JSON of the config plus the hashes of input artifacts, so any upstream change
-changes everything downstream.
+changes everything downstream. A field added to a config class after its hashes were fixed (one not in
+`hashed_fields.json`) is left out of the JSON while it keeps its default, so adding it changes no hash.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -14,7 +16,7 @@ from typing import Annotated, Any, Iterable, Literal, TypeVar, get_args
 
 import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, SerializationInfo, ValidationError,
-                      WrapSerializer, model_validator)
+                      WrapSerializer, model_serializer, model_validator)
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -45,6 +47,20 @@ class Config(BaseModel):
                     if name in cls.model_fields and (problem := _number_problem(cls.model_fields[name], value))]
         if problems:
             raise ValidationError.from_exception_data(cls.__name__, problems)
+        return data
+
+    @model_serializer(mode="wrap")
+    def _hash_stable(self, handler):
+        """The dump without the fields this class gained after its hashes were fixed, while they keep their
+        defaults. A class not listed yet dumps every field (tests/test_config.py lists each built-in class)."""
+        data = handler(self)
+        fixed = hashed_fields().get(config_key(type(self)))
+        if fixed is None or not isinstance(data, dict):
+            return data
+        for name, field in type(self).model_fields.items():
+            if name not in fixed and name in data and getattr(self, name) == field.get_default(
+                    call_default_factory=True):
+                del data[name]
         return data
 
     def canonical_json(self) -> str:
@@ -183,12 +199,18 @@ def precision_field() -> Any:
                  "bf16 GPU), else fp32; pin bf16 or fp32 wherever numbers are compared.")
 
 
-def omit_defaults(data: dict, model: Config, names: tuple[str, ...]) -> dict:
-    """Drop fields added after artifacts were built while they keep their defaults, so old hashes hold."""
-    for name in names:
-        if getattr(model, name) == type(model).model_fields[name].get_default(call_default_factory=True):
-            data.pop(name, None)
-    return data
+HASHED_FIELDS = Path(__file__).with_name("hashed_fields.json")
+
+
+def config_key(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+@functools.cache
+def hashed_fields() -> dict[str, frozenset[str]]:
+    """Each built-in config class's fields as they were when its hashes were fixed (2026-11-26): these are
+    always dumped; any field added since is dumped only away from its default. Only a test adds classes."""
+    return {key: frozenset(names) for key, names in json.loads(HASHED_FIELDS.read_text(encoding="utf-8")).items()}
 
 
 def fill_auto(config: C, key: str, value: str) -> C:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from pydantic import Field, model_serializer, model_validator
+from pydantic import Field, model_validator
 from scipy import stats
 
-from mbertlab.config import Config, omit_defaults
+from mbertlab.config import Config
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow, ResultsDB
@@ -55,10 +55,6 @@ class RegressConfig(Config):
                                      "univariate model against the multivariate one.")
     split: str = "test"
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level written beside the p-values.")
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("multivariate", "nested"))
 
     @model_validator(mode="after")
     def _known_factors(self):

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Iterator, Literal
 
-from pydantic import Field, field_validator, model_serializer
+from pydantic import Field, field_validator
 
-from mbertlab.config import Config, DataFile, Exponent, LanguageName, Seed, omit_defaults, unique
+from mbertlab.config import Config, DataFile, Exponent, LanguageName, Seed, unique
 from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
@@ -49,10 +49,6 @@ class CorpusLanguage(Config):
     max_characters: int | None = Field(None, gt=0, description=(
         "Budget: stop once this many characters are kept (met to within one sentence)."))
 
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("max_characters",))
-
 
 class CorpusConfig(Config):
     languages: list[CorpusLanguage] = Field(min_length=1)
@@ -64,10 +60,6 @@ class CorpusConfig(Config):
     unit: Literal["sentences", "characters"] = Field("sentences", description="What budgets count.")
     alpha: Exponent = Field(0.7, description="Smoothing exponent (1 = data proportions, 0 = uniform).")
     total: int | None = Field(None, gt=0, description="Total budget for `smoothed` (default: all available).")
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("sampling", "unit", "alpha", "total"))
 
     @field_validator("languages")
     @classmethod

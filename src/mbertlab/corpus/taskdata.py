@@ -12,9 +12,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field
 
-from mbertlab.config import Config, DataFile, LanguageName, omit_defaults
+from mbertlab.config import Config, DataFile, LanguageName
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.errors import DataError
 from mbertlab.formats.records import PairExample, TaggedSentence
@@ -29,10 +29,6 @@ class TaskFile(Config):
     start: int = Field(0, ge=0, description="Keep items (sentences, pairs) [start, end) of the file.")
     end: int | None = Field(None, ge=1)
 
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("v1_to_v2", "start", "end"))
-
 
 class TaskLanguage(Config):
     name: LanguageName
@@ -42,10 +38,6 @@ class TaskLanguage(Config):
     xnli: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     lexicon: DataFile | None = Field(None, description="MUSE dictionary source->this language.")
     text: list[DataFile] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("xnli",))
 
 
 class TaskDataConfig(Config):

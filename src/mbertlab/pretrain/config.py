@@ -4,11 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_serializer
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from mbertlab.config import (Config, Exponent, LanguageName, Precision, Seed, Steps, device_field, omit_defaults,
-                             precision_field)
+from mbertlab.config import Config, Exponent, LanguageName, Precision, Seed, Steps, device_field, precision_field
 from mbertlab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -92,10 +91,6 @@ class PretrainConfig(Config):
     hard_weight: float = Field(0.0, ge=0.0, le=1.0, description="distill: loss = w·hard + (1 − w)·soft.")
     teacher_cache: str | None = Field(None, description="distill: a top-k cache written by "
                                       "cache_teacher_topk_into for this data config, read instead of running teachers.")
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, DISTILL_KEYS + ("patience",))
 
     @field_validator("accumulation")
     @classmethod

@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from pydantic import Field, model_serializer
+from pydantic import Field
 
-from mbertlab.config import Config, LanguageName, omit_defaults
+from mbertlab.config import Config, LanguageName
 
 CHUNK_LINES = 10_000
 
@@ -22,10 +22,6 @@ class ShardsConfig(Config):
     shift_ids: list[LanguageName] = Field(default_factory=list, description=(
         "Languages whose non-special ids move into a disjoint range (Dufter & Schütze's vocabulary-ID "
         "fake copy): the k-th listed language is offset by k·(vocab_size − n_specials)."))
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("shift_ids",))
 
 
 def id_shifts(config: ShardsConfig, vocab_size: int, n_specials: int) -> dict[str, int]:

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_serializer, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, omit_defaults,
-                             precision_field, safe_name)
+from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, precision_field,
+                             safe_name)
 from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
-
 
 
 FileLanguage = Annotated[str, AfterValidator(lambda lang: lang and safe_name(lang))]  # '' (no name): scoring only
@@ -27,10 +26,6 @@ class DataFile(Config):
     end: int | None = Field(None, ge=1)
     v1_to_v2: bool = Field(False, description="CoNLL-U: map UD v1 labels (CONJ, dobj, ...) to v2 on reading. Off: "
                            "labels are read and scored as written.")
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("v1_to_v2",))
 
 
 class TransferConfig(Config):
@@ -72,10 +67,6 @@ class TransferConfig(Config):
     save_model: bool = Field(False, description="Keep the selected model in `model/` (for `mbertlab evaluate`).")
     precision: Precision = precision_field()
     device: str = device_field()
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("precision", "steps", "checkpoints"))
 
     @field_validator("train", mode="before")
     @classmethod

@@ -6,9 +6,9 @@ import random
 from itertools import islice
 from pathlib import Path
 
-from pydantic import Field, model_serializer
+from pydantic import Field
 
-from mbertlab.config import Config, LanguageName, Precision, Seed, device_field, omit_defaults, precision_field
+from mbertlab.config import Config, LanguageName, Precision, Seed, device_field, precision_field
 from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, seed_everything, setup_torch
 from mbertlab.store.artifacts import final_path
 from mbertlab.store.results import ResultRow, ResultsDB
@@ -29,10 +29,6 @@ class LangIdConfig(Config):
     seed: Seed = 0
     precision: Precision = precision_field()
     device: str = device_field()
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        return omit_defaults(handler(self), self, ("precision",))
 
 
 def read_language_sentences(config: LangIdConfig, root: Path | None) -> tuple[list[str], list[int]]:

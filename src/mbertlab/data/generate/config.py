@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_serializer
+from pydantic import Field
 
 from mbertlab.config import Config, LanguageName, Seed
 
@@ -77,13 +77,6 @@ class GenerateConfig(Config):
                                            "hash: the files changed under the same settings). 'verb-relations': "
                                            "one verb swapped for a synonym, antonym or unrelated verb, so lengths "
                                            "and word overlap are alike in the three classes (data/generate/nli.py).")
-
-    @model_serializer(mode="wrap")
-    def _hash_stable(self, handler):
-        """`tasks` only adds files: left out of the hash at its default so existing artifacts keep theirs."""
-        from mbertlab.config import omit_defaults
-
-        return omit_defaults(handler(self), self, ("tasks",))
 
 
 def quick_preset() -> dict:
