@@ -28,7 +28,9 @@ import torch.nn.functional as F
 
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
 from mbertlab.pretrain.data import Batch, Masker, MicroBatch, Selection
-from mbertlab.pretrain.distill import Distiller, logits_at, soft_label_loss, teacher_logits, topk_soft_label_loss
+from mbertlab.pretrain.distill import soft_label_loss, teacher_logits, topk_soft_label_loss
+from mbertlab.pretrain.model import logits_at
+from mbertlab.pretrain.objective import Distiller
 from mbertlab.pretrain.model import bf16_supported, new_model, pretraining_loss
 from mbertlab.runtime import setup_torch
 

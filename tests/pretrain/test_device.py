@@ -62,7 +62,7 @@ def test_pretraining_runs_every_model_and_batch_on_the_configured_device(monkeyp
 def test_distillation_teachers_cache_and_students_run_on_the_configured_device(monkeypatch, tmp_path, pair_shards,
                                                                                 teachers):
     from mbertlab.pretrain.balance import teacher_dev_mrr
-    from mbertlab.pretrain.distill import cache_teacher_topk_into
+    from mbertlab.pretrain.teacher_cache import cache_teacher_topk_into
 
     student = {"objective": "distill", "teachers": teachers, "device": "cuda"}
     (tmp_path / "cache").mkdir()
@@ -150,7 +150,7 @@ def test_a_pretraining_step_reads_nothing_back_from_the_device_but_the_logged_lo
 def test_a_distillation_step_reads_nothing_back_from_the_device_but_the_logged_loss(monkeypatch, tmp_path,
                                                                                      pair_shards, teachers):
     """Live teachers over rows of two languages, and a student of the top-k cache."""
-    from mbertlab.pretrain.distill import cache_teacher_topk_into
+    from mbertlab.pretrain.teacher_cache import cache_teacher_topk_into
     from tests.simulated_device import reads_between_steps
 
     student = {**STEADY, "objective": "distill", "teachers": teachers, "mixing": "within_batch", "hard_weight": 0.5}

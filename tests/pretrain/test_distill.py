@@ -24,13 +24,9 @@ from mbertlab.pretrain.balance import balance_score, final_mrr, teacher_dev_mrr
 from mbertlab.pretrain.checkpoint import TrainState, list_checkpoints
 from mbertlab.pretrain.config import ModelShape, PretrainConfig
 from mbertlab.pretrain.data import IGNORE, MicroBatch, Selection, training_data
-from mbertlab.pretrain.distill import (
-    Distiller,
-    TopkCache,
-    cache_teacher_topk_into,
-    soft_label_loss,
-    topk_soft_label_loss,
-)
+from mbertlab.pretrain.distill import soft_label_loss, topk_soft_label_loss
+from mbertlab.pretrain.objective import Distiller
+from mbertlab.pretrain.teacher_cache import TopkCache, cache_teacher_topk_into
 from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.pretrain.model import new_model, pretraining_loss
 from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, write_shards_into

@@ -54,7 +54,7 @@ def teacher_cache(
     from mbertlab.config import load_config
     from mbertlab.errors import ConfigError
     from mbertlab.pretrain.config import PretrainConfig
-    from mbertlab.pretrain.distill import TeacherCacheConfig, cache_teacher_topk_into, data_fingerprint
+    from mbertlab.pretrain.teacher_cache import TeacherCacheConfig, cache_teacher_topk_into, data_fingerprint
     from mbertlab.runtime import record_runtime, resolve_device, resolve_precision
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.tokenizers.shards import ShardReader
