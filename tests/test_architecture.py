@@ -185,7 +185,7 @@ def test_planning_a_study_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, mbertlab.studies.designs, mbertlab.studies.kinds, mbertlab.transfer.tasks; "
+    code = ("import sys, mbertlab.studies.designs, mbertlab.studies.kinds, mbertlab.transfer.task_table; "
             "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"

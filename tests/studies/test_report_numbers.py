@@ -12,7 +12,7 @@ from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.studies.kinds import job_hash, stage_kind
 from mbertlab.studies.spec import load_spec
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 
 SEEDS = ["seeds=[0, 1, 2]"]  # so that cells show mean ± std

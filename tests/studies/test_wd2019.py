@@ -423,7 +423,7 @@ def test_overlap_and_correlate_name_missing_inputs(run, tmp_path):
     from mbertlab.analysis.overlap import task_pieces
     from mbertlab.transfer.adapter import adapter_for
     from mbertlab.transfer.config import DataFile
-    from mbertlab.transfer.tasks import TASKS
+    from mbertlab.transfer.task_table import TASKS
 
     _, ctx = run
     folders = (ctx.store.workdir / "transfer").glob("[0-9a-f]*")

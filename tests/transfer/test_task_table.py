@@ -11,7 +11,7 @@ import pytest
 from mbertlab.errors import ConfigError
 from mbertlab.formats.guess import FORMATS
 from mbertlab.transfer.config import DataFile, TransferConfig
-from mbertlab.transfer.tasks import DATA_FORMATS, TASKS, get_task
+from mbertlab.transfer.task_table import DATA_FORMATS, TASKS, get_task
 
 
 def test_rows_name_adapters_and_formats_that_exist():
@@ -34,6 +34,6 @@ def test_default_format_and_unknown_task():
 
 
 def test_reading_the_table_imports_no_torch():
-    code = "import sys, mbertlab.transfer.tasks, mbertlab.transfer.config; print('torch' in sys.modules)"
+    code = "import sys, mbertlab.transfer.task_table, mbertlab.transfer.config; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"

@@ -21,7 +21,7 @@ from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.transfer.config import DataFile
-from mbertlab.transfer.tasks import TASK_NAMES
+from mbertlab.transfer.task_table import TASK_NAMES
 
 OVERLAPS = ("p_type", "p_token")
 

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from mbertlab.cli.common import device_option, device_overrides, state
-from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES, get_task
+from mbertlab.transfer.task_table import DATA_FORMATS, TASK_NAMES, get_task
 
 
 def register(app: typer.Typer) -> None:

@@ -26,7 +26,7 @@ from mbertlab.studies.jobs import Job
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
 from mbertlab.transfer.config import TransferConfig
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 def generate_job(preset: str, seed: int, overrides: dict[str, Any]) -> Job:
     return Job("generate", preset_config(preset, seed, overrides), label=f"generate {preset}")

@@ -15,7 +15,7 @@ from torch import nn
 
 from mbertlab.runtime import to_device
 from mbertlab.transfer.config import DataFile, TransferConfig
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 
 def resolve(path: str, root: Path | None) -> Path:

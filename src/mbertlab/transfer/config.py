@@ -7,7 +7,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, precision_field,
                              safe_name)
-from mbertlab.transfer.tasks import DATA_FORMATS, TASK_NAMES
+from mbertlab.transfer.task_table import DATA_FORMATS, TASK_NAMES
 
 
 FileLanguage = Annotated[str, AfterValidator(lambda lang: lang and safe_name(lang))]  # '' (no name): scoring only

@@ -21,7 +21,7 @@ from mbertlab.config import Config
 from mbertlab.errors import ConfigError
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
-from mbertlab.transfer.tasks import TaskName
+from mbertlab.transfer.task_table import TaskName
 from mbertlab.studies.spec import StudySpec
 
 

@@ -18,7 +18,7 @@ from mbertlab.papers.k2020.design import (condition_languages, has_retrieval, mi
 from mbertlab.studies.published import Published, load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 
 

@@ -11,7 +11,7 @@ from mbertlab.papers.liu2020.design import BERT, RELEASED, STATIC_NAMES, windowe
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, cell
 from mbertlab.studies.spec import StudySpec
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 POS_COLUMNS = ("NOUN", "VERB", "ADJ", "ADV", "open", "closed")
 PAPER_POS_ROWS = {"NOUN": "Noun", "VERB": "Verb", "ADJ": "Adj.", "ADV": "Adv.", "open": "Open", "closed": "Closed"}

@@ -18,7 +18,7 @@ from mbertlab.papers.lms2023.design import VARIANTS, MonolingualSweep, sweep_lab
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows
 from mbertlab.studies.spec import StudySpec
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 GROUPS = ("low", "high", "all")
 # The paper's labels: its model columns (Tables 2 and 5 write "HL Balanced", Table 3 "HL balanced") and group rows.

@@ -28,7 +28,7 @@ from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TASK_FILES, linked_task_file, text_file
 from mbertlab.studies.data import GeneratedData
-from mbertlab.transfer.tasks import TaskName, get_task
+from mbertlab.transfer.task_table import TaskName, get_task
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 

@@ -14,7 +14,7 @@ from mbertlab.papers.wd2019.design import (FEATURE, FINETUNE_ALL, IN_LANGUAGE, e
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 SOURCE_NOTE = "selected on the source dev set (no target data)"
 ZERO_SHOT = "Zero-shot cross-lingual transfer: mBERT"

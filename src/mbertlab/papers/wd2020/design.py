@@ -364,7 +364,7 @@ def _curve_jobs(s: Wd2020Settings, model: Job, data: Job, lang: Language, settin
 
 def _regression_jobs(s: Wd2020Settings, sizes: Job, transfers: list[Job]) -> list[Job]:
     from mbertlab.analysis.regress import RegressConfig
-    from mbertlab.transfer.tasks import get_task
+    from mbertlab.transfer.task_table import get_task
 
     jobs = []
     for task in s.tasks:

@@ -15,7 +15,7 @@ from mbertlab.store.results import ResultRow
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, values
 from mbertlab.studies.spec import StudySpec
-from mbertlab.transfer.tasks import get_task
+from mbertlab.transfer.task_table import get_task
 
 
 def _metric(task: str) -> str:
