@@ -67,7 +67,7 @@ class Config(BaseModel):
         return canonical_json(self.model_dump(mode="json"))
 
     def hash_view(self) -> dict[str, Any]:
-        """What the artifact hash covers: the JSON form, with every `DataFile` as its content's digest."""
+        """What the artifact hash covers: the JSON form, with every `ContentPath` as its content's digest."""
         context: dict[str, Any] = {"hashing": True, "unreadable": []}
         view = self.model_dump(mode="json", context=context)
         if context["unreadable"]:  # raised here: pydantic would wrap it in its own serialization error
@@ -109,7 +109,7 @@ def _file_identity(path: str, handler, info: SerializationInfo) -> Any:
         return None
 
 
-DataFile = Annotated[str, WrapSerializer(_file_identity)]
+ContentPath = Annotated[str, WrapSerializer(_file_identity)]
 """A path to a user's data file (text, task file, lexicon): the config keeps the path, the artifact hash its
 content, so the same data gives the same hash wherever the repo or the data folder lies, and edited data a new
 one."""

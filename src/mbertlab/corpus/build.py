@@ -14,7 +14,7 @@ from typing import Iterator, Literal
 
 from pydantic import Field, field_validator
 
-from mbertlab.config import Config, DataFile, Exponent, LanguageName, Seed, unique
+from mbertlab.config import Config, ContentPath, Exponent, LanguageName, Seed, unique
 from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
@@ -35,7 +35,7 @@ SOURCE_READERS = {  # the one list of source formats: `format` takes its keys
 
 
 class CorpusSource(Config):
-    path: DataFile
+    path: ContentPath
     format: Literal[tuple(SOURCE_READERS)] = Field("text", description=(
         "text: one sentence per line; conllu: the sentences' text; wikidump: a MediaWiki XML dump (.xml or "
         ".xml.bz2); jsonl, parquet: pre-extracted articles with a `text` field (the wikimedia/wikipedia layout)."))

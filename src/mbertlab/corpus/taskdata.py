@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from mbertlab.config import Config, DataFile, LanguageName
+from mbertlab.config import Config, ContentPath, LanguageName
 from mbertlab.corpus.manipulations import fake_script
 from mbertlab.errors import DataError
 from mbertlab.formats.records import PairExample, TaggedSentence
@@ -22,7 +22,7 @@ from mbertlab.store.layout import TASK_FILES
 
 
 class TaskFile(Config):
-    path: DataFile
+    path: ContentPath
     format: Literal["conllu", "udpos", "ner", "xnli"]
     v1_to_v2: bool = Field(False, description="CoNLL-U: map UD v1 UPOS (CONJ, ...) to v2 on reading. Off: a v1 "
                            "tag is a one-line error naming file and line, never a silent change.")
@@ -36,8 +36,8 @@ class TaskLanguage(Config):
     upos: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     ner: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     xnli: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
-    lexicon: DataFile | None = Field(None, description="MUSE dictionary source->this language.")
-    text: list[DataFile] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
+    lexicon: ContentPath | None = Field(None, description="MUSE dictionary source->this language.")
+    text: list[ContentPath] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
 
 
 class TaskDataConfig(Config):
