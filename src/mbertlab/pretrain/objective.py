@@ -10,9 +10,9 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 
+from mbertlab.errors import ConfigError
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import Batch, MicroBatch
-from mbertlab.errors import ConfigError
 from mbertlab.pretrain.distill import (CPU, load_teachers, mixed_loss, soft_label_loss, teacher_logits,
                                        topk_soft_label_loss)
 from mbertlab.pretrain.model import logits_at, pretraining_loss
@@ -45,7 +45,7 @@ class MaskedLM:
 
 
 class Distiller:
-    """The distillation objective (a `pretrain.objective.Objective`): live teachers or a top-k cache. Under data
+    """The distillation objective (an `Objective`): live teachers or a top-k cache. Under data
     parallelism every rank distils its own rows (teachers are not part of the module DDP wraps)."""
 
     def __init__(self, temperature: float, hard_weight: float, teachers: dict[str, torch.nn.Module] | None = None,
