@@ -188,6 +188,24 @@ def test_baseline_reads_word2vec_of_the_languages_own_text_under_its_tokenizer()
         lang = job.tag("lang")
         assert job.inputs[0].kind == "static" and job.inputs[0].tag("lang") == lang
         assert [(f.lang, f.split) for f in job.config.evaluate] == [(lang, "dev"), (lang, "test")]
+        # the lab's recipe for a BiLSTM trained from scratch (spec: 16 steps left NER at F1 0.0); the paper
+        # scale keeps the paper's fine-tuning protocol
+        assert (job.config.steps, job.config.eval_every, job.config.feature_lr, job.config.lstm_hidden) == (
+            300, 50, 0.01, 64)
+    paper = [j for j in study_jobs(load_spec("wd2020", "paper")) if j.tag("encoder") == "baseline"
+             and j.kind == "transfer"]
+    assert {(j.config.steps, j.config.eval_every, j.config.feature_lr, j.config.lstm_hidden) for j in paper} == {
+        (10000, 200, 0.001, 256)}
+
+
+def test_lab_multilingual_encoder_alone_trains_longer():
+    """At 1,000 steps the lab's multilingual encoder, five languages on one budget, stayed on the MLM plateau
+    while every other encoder had left it: `multilingual_pretrain` gives it 4,000 (lab only)."""
+    for scale, multi, other in (("lab", (4000, 1000), (1000, 250)), ("paper", (115000, 23000), (115000, 23000))):
+        pretrains = [j for j in study_jobs(load_spec("wd2020", scale)) if j.kind == "pretrain"]
+        steps = {(j.tag("encoder"), j.config.steps, j.config.checkpoint_every) for j in pretrains}
+        assert {s[1:] for s in steps if s[0] == "multilingual"} == {multi}, scale
+        assert {s[1:] for s in steps if s[0] != "multilingual"} == {other}, scale
 
 
 def test_wikisize_rows_are_log2_mb_of_the_budgeted_text(ran):

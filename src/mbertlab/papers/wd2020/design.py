@@ -123,6 +123,10 @@ class Wd2020Settings(Config):
         "proportion, or from the same number of sentences of both (the paper, §3.3).")
     tokenizer: dict[str, Any] = Field(default_factory=dict)
     pretrain: dict[str, Any] = Field(default_factory=dict)
+    multilingual_pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretrain keys over `pretrain` "
+                                                  "for the multilingual encoder alone: it learns every language "
+                                                  "from one budget (mBERT itself trained far longer than the "
+                                                  "paper's monolingual BERTs).")
     finetune: dict[str, Any] = Field(default_factory=dict)
     equal_steps: bool = Field(True, description="Fine-tune every language for the same number of optimiser "
                               "steps (epochs × largest task_sentences / the language's), so a small task set is "
@@ -331,6 +335,7 @@ def _tokenizer(s: Wd2020Settings, variant: Variant, langs: list[str], encoder: s
 def _pretrain(s: Wd2020Settings, variant: Variant, encoder: str) -> dict[str, Any]:
     keys = deep_merge(s.pretrain, variant.pretrain)
     if encoder == "multilingual":
+        keys = deep_merge(keys, s.multilingual_pretrain)
         keys.setdefault("alpha", s.alpha)
     if s.curve is not None or _selects_checkpoints(s, encoder):  # keep every save (Fig. 4, best of checkpoints)
         every = keys.get("checkpoint_every", 500)
