@@ -22,7 +22,7 @@ from mbertlab.studies.runner import run_study, study_jobs, study_status
 from mbertlab.studies.spec import load_spec
 from tests.studies.checked import plateau_gaps
 
-LANGS = ("src", "s75", "s25", "fake")
+LANGS = ("src", "s75", "s25", "fake", "far")
 TASKS = ("xnli", "mldoc", "ner", "upos", "parse")
 
 
@@ -102,8 +102,31 @@ def test_overlap_matches_an_independent_count(run):
             got = {r.metric: r.value for r in rows if r.task == task and r.test_lang == lang}
             assert got == pytest.approx({"p_type": p_type, "p_token": p_token}), (task, lang)
     values = {(r.task, r.test_lang): r.value for r in rows if r.metric == "p_type"}
-    assert all(values[(t, "fake")] == 0.0 for t in TASKS)  # a disjoint script shares no subword
+    assert all(values[(t, l)] == 0.0 for t in TASKS for l in ("fake", "far"))  # a disjoint script shares none
     assert all(values[(t, "s75")] > values[(t, "s25")] > 0.0 for t in TASKS)
+
+
+def test_the_distant_target_alone_differs_in_word_order(run):
+    """Table 6's order needs a structurally distant target: `far` (verb-final, postpositions, adjectives after
+    the noun) is the one whose objects, case markers and adjectives sit on the other side of their heads,
+    counted here by hand from the generated treebanks; every other target keeps the source's order."""
+    spec, ctx = run
+    rows = {r.test_lang: r.value for r in ctx.results.query(study="wd2019", mode="word_order",
+                                                           metric="word_order_distance")}
+    assert rows["far"] > 0.1 and all(rows[lang] == 0.0 for lang in LANGS[1:-1])
+    data = next((ctx.store.workdir / "generate").glob("[0-9a-f]*"))
+
+    def share_before(lang, split, deprel):
+        before = total = 0
+        for line in (data / lang / "ud" / f"{split}.conllu").read_text().splitlines():
+            cols = line.split("\t")
+            if len(cols) == 10 and cols[0].isdigit() and cols[7] == deprel:
+                before += int(cols[0]) < int(cols[6])
+                total += 1
+        return before / total
+
+    for deprel, src, far in (("obj", 0.0, 1.0), ("case", 1.0, 0.0), ("amod", 1.0, 0.0)):
+        assert (share_before("src", "train", deprel), share_before("far", "test", deprel)) == (src, far), deprel
 
 
 def test_correlations_match_scipy_on_the_rows(run):
@@ -130,7 +153,7 @@ def test_correlations_match_scipy_on_the_rows(run):
             assert (task, "pearson_r") not in correl  # undefined r: no row, never a made-up value
             continue
         assert correl[(task, "pearson_r")].value == pytest.approx(stats.pearsonr(xs, ys).statistic)
-        assert correl[(task, "pearson_r")].extra["n"] == 3
+        assert correl[(task, "pearson_r")].extra["n"] == len(LANGS) - 1
         checked += 1
     assert checked >= 1 and ("pooled", "pearson_r") in correl
 
@@ -139,9 +162,9 @@ def test_report_has_the_papers_tables_and_scorecard(run):
     spec, ctx = run
     md, html = write_report(spec, ctx)
     text = md.read_text()
-    for header in ("| task | metric | model | src (source) | s75 | s25 | fake | avg |",
+    for header in ("| task | metric | model | src (source) | s75 | s25 | fake | far | avg |",
                    "| strategy | POS src | Parsing src | POS avg | Parsing avg |",
-                   "| model | src (source) | s75 | s25 | fake | avg |",
+                   "| model | src (source) | s75 | s25 | fake | far | avg |",
                    "| layer | pretrained encoder | random init | paper (mBERT, Fig. 2) |",
                    "| task | target | p_type | p_token | zero-shot |",
                    "| task | r (p_type) | null 95th pct (p_type) | r (p_token) | null 95th pct (p_token) | n |"):
@@ -153,10 +176,11 @@ def test_report_has_the_papers_tables_and_scorecard(run):
     published = load_published("wd2019")
     xnli = published.number("Table 3", "Zero-shot cross-lingual transfer: mBERT", "en").value
     xnli_avg = published.number("Table 3", "Zero-shot cross-lingual transfer: mBERT", "Average").value
-    assert f"| XNLI (paper) | accuracy | mBERT, fine-tune all (Table 3) | {xnli:g} | — | — | — | {xnli_avg:g} |" in text
+    dashes = "— | " * (len(LANGS) - 1)
+    assert f"| XNLI (paper) | accuracy | mBERT, fine-tune all (Table 3) | {xnli:g} | {dashes}{xnli_avg:g} |" in text
     las = {m: published.number("Table 6", "AVER", f"{m} LAS").value for m in ("mBERT(Z)", "mBERT(Z+POS)")}
-    assert f"| encoder + gold UPOS (paper, mBERT(Z+POS)) | 82.2 | — | — | — | {las['mBERT(Z+POS)']:g} |" in text
-    assert f"| Δ (paper) | +0.9 | — | — | — | {las['mBERT(Z+POS)'] - las['mBERT(Z)']:+.1f} |" in text
+    assert f"| encoder + gold UPOS (paper, mBERT(Z+POS)) | 82.2 | {dashes}{las['mBERT(Z+POS)']:g} |" in text
+    assert f"| Δ (paper) | +0.9 | {dashes}{las['mBERT(Z+POS)'] - las['mBERT(Z)']:+.1f} |" in text
     assert "| fine-tune all (paper) | 97.1 | 81.3 | 84.3 | 54.2 |" in text  # Tables 5 and 6
     # in-language rows (Tables 2, 4, 5, 6's mBERT(S)): each target's cell is its own in-language run's score, the
     # source's the zero-shot run's, avg the mean over the targets; the paper's in-language row stands under ours
@@ -176,7 +200,7 @@ def test_report_has_the_papers_tables_and_scorecard(run):
         [f"{100 * np.mean(list(own.values())):.1f} |"]
     paper = [published.number("Table 4", "In language supervised learning: mBERT", c).value
              for c in ("en", "Average (-en,-zh)")]
-    assert f"| NER (paper) | entity F1 | mBERT, in-language (Table 4) | {paper[0]:g} | — | — | — | {paper[1]:g} |" \
+    assert f"| NER (paper) | entity F1 | mBERT, in-language (Table 4) | {paper[0]:g} | {dashes}{paper[1]:g} |" \
         in text
     page = html.read_text()
     assert page.count("<table>") == 8 and page.count("data:image/png;base64,") == 2  # Fig. 2 and Fig. 3
@@ -312,7 +336,7 @@ def test_hf_encoder_directory_replaces_pretraining(run, tmp_path):
     ours = {(r.test_lang, r.metric): r.value for r in ctx.results.query() if r.mode == "overlap"}
     theirs = {(r.test_lang, r.metric): r.value for r in first.results.query()
               if r.mode == "overlap" and r.task == "upos"}
-    assert ours == theirs and len(ours) == 6
+    assert ours == theirs and len(ours) == 2 * (len(LANGS) - 1)
     assert {r.test_lang for r in ctx.results.query() if r.task == "upos" and r.split == "test"} == set(LANGS) | {"avg"}
     # a changed encoder directory is a different artifact
     before = next(j for j in jobs if j.kind == "hf_encoder")
