@@ -158,3 +158,28 @@ def test_deep_merge_replaces_a_mapping_whose_kind_changes():
         "data": {"kind": "files", "root": "."}, "seeds": [0]}
     assert deep_merge(base, {"data": {"seed": 2}})["data"] == {"kind": "generated", "seed": 2, "set": {"x": 1}}
     assert deep_merge({"data": {"seed": 1}}, {"data": {"kind": "files"}})["data"] == {"kind": "files"}
+
+
+def test_the_longest_remaining_chain_is_started_first():
+    """A later seed's pretraining outranks the earlier seeds' ready fine-tunings: its chain (pretraining, then a
+    fine-tuning) costs more than any of theirs; a built job adds nothing to the chains through it."""
+    from mbertlab.studies.jobs import Job
+    from mbertlab.studies.kinds import stage_kind
+    from mbertlab.studies.runner import JobStatus, critical_path
+    from tests.studies.toydesign import MakeConfig
+
+    def job(kind, name, *inputs):
+        return Job(kind, MakeConfig(cell=name, log_dir="", sleep=0.0), tuple(inputs))
+
+    data = job("generate", "data")
+    first = job("pretrain", "seed 0", data)
+    tunings = [job("transfer", f"seed 0 task {i}", first) for i in range(3)]
+    second = job("pretrain", "seed 1", data)
+    order = [data, first, *tunings, second, job("transfer", "seed 1 task 0", second)]
+    statuses = [JobStatus(j, "x", "h", "done" if j in (data, first) else "missing") for j in order]
+    cost = critical_path(statuses)
+    pretrain, transfer = stage_kind("pretrain").weight, stage_kind("transfer").weight
+    assert cost[second] == pretrain + transfer > cost[tunings[0]] == transfer
+    assert cost[data] == cost[second] and cost[first] == transfer  # done: only the chains below count
+    ready = [s for s in statuses if s.state == "missing" and set(s.job.inputs) <= {data, first}]
+    assert [s.job for s in sorted(ready, key=lambda s: -cost[s.job])][0] == second
