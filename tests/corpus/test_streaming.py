@@ -41,7 +41,7 @@ MEASURE = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check
 
 def peak_rss_mb_of_build(tmp_path, source, name: str) -> float:
     config = tmp_path / f"{name}.yaml"
-    config.write_text(f"languages:\n  - name: xx\n    fake_script: true\n    sources:\n      - path: {source}\n"
+    config.write_text(f"languages:\n  - name: xx\n    derive: fake-script\n    sources:\n      - path: {source}\n"
                       "dedup: true\n")
     command = [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / f"work-{name}"), "corpus", "build",
                str(config)]

@@ -51,7 +51,7 @@ def test_xnli_files_keep_the_asked_range_and_a_fake_copy_shares_no_character(tmp
     src, out = _xnli_file(tmp_path)
     part = dict(path=src, format="xnli", start=1, end=3)
     langs = [TaskLanguage(name="en", xnli={"test": TaskFile(**part)}),
-             TaskLanguage(name="fake", fake_script=True, xnli={"test": TaskFile(**part)})]
+             TaskLanguage(name="fake", derive="fake-script", xnli={"test": TaskFile(**part)})]
     build_taskdata_into(TaskDataConfig(source="en", languages=langs), out)
     assert (out / "en" / "xnli" / "test.tsv").read_text(encoding="utf-8").splitlines() == XNLI.splitlines()[1:3]
     fake = [line.split("\t") for line in (out / "fake" / "xnli" / "test.tsv").read_text(encoding="utf-8").splitlines()]

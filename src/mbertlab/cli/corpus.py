@@ -34,7 +34,8 @@ def build(
 
 @corpus_app.command("transform")
 def transform(
-    kind: str = typer.Argument(..., help="fake-script, unigram, window or permute."),
+    kind: str = typer.Argument(..., help="A manipulation: fake-script, unigram, window, permute (and any "
+                               "registered word-by-word one)."),
     src: Path = typer.Argument(..., help="Input text, one sentence per line."),
     dst: Path = typer.Argument(..., help="Output text."),
     seed: int = typer.Option(0, help="Seed (unigram, permute)."),

@@ -1,5 +1,6 @@
 """The corpus stage: per language, sentences from text / CoNLL-U / Wikipedia sources (XML dumps, or
-pre-extracted JSON lines or Parquet), NFC, optional de-duplication and fake script, budgets in sentences or
+pre-extracted JSON lines or Parquet), NFC, optional de-duplication and a word-by-word
+manipulation (a derived language: fake script, ...), budgets in sentences or
 characters (fixed, α-smoothed or balanced), split into train/dev by a seeded hash of each line, with
 statistics per split.
 
@@ -16,7 +17,7 @@ from pydantic import Field, field_validator
 
 from mbertlab.config import Config, ContentPath, Exponent, LanguageName, Seed, unique
 from mbertlab.corpus.dedup import SeenLines
-from mbertlab.corpus.manipulations import fake_script
+from mbertlab.corpus.manipulations import WORD_MAPS, WordMapName, map_words
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
 from mbertlab.corpus.stats import add_sizes, count_line, empty_stats
 from mbertlab.formats.conllu import read_conllu
@@ -44,7 +45,9 @@ class CorpusSource(Config):
 class CorpusLanguage(Config):
     name: LanguageName
     sources: list[CorpusSource] = Field(min_length=1)
-    fake_script: bool = Field(False, description="Rewrite every character in a disjoint script (K et al.).")
+    derive: WordMapName | None = Field(None, description="A word-by-word manipulation (corpus/manipulations.py "
+                                       "WORD_MAPS, e.g. fake-script: every character in a disjoint script, K et "
+                                       "al.) applied to every line: a language derived from the sources'.")
     max_sentences: int | None = Field(None, gt=0, description="Budget: keep at most this many sentences.")
     max_characters: int | None = Field(None, gt=0, description=(
         "Budget: stop once this many characters are kept (met to within one sentence)."))
@@ -109,7 +112,7 @@ def build_language(lang: CorpusLanguage, config: CorpusConfig, out: Path, budget
     stats = {split: empty_stats() for split in ("train", "dev")}
     with train_path.open("w", encoding="utf-8") as train, dev_path.open("w", encoding="utf-8") as dev:
         for line in _budgeted(lang, config, budget):
-            text = fake_script(line) if lang.fake_script else line
+            text = map_words(line, WORD_MAPS.get(lang.derive)) if lang.derive else line
             split = "dev" if _bucket(line, config.seed) < config.dev_fraction else "train"
             (dev if split == "dev" else train).write(text + "\n")
             count_line(stats[split], text)

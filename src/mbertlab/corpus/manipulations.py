@@ -7,10 +7,13 @@ shift by 200000 (U+30D40 onward, unassigned plane 3); plane 15 is guaranteed nev
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
-from typing import Callable, Iterable, Iterator
+from typing import Annotated, Callable, Iterable, Iterator
+
+from pydantic import AfterValidator
 
 from mbertlab.errors import ConfigError
 from mbertlab.registry import Registry
@@ -107,9 +110,38 @@ def _permute_lines(lines: list[str], opts: ManipulationOptions) -> list[str]:
 # The whole-file manipulations by the names `corpus transform` takes; filled here, not by importers.
 MANIPULATIONS: Registry[Manipulation] = Registry("manipulation")
 for _name, _fn in {
-    "fake-script": _fake_script_lines,
     "unigram": _unigram_lines,
     "window": _window_lines,
     "permute": _permute_lines,
 }.items():
     MANIPULATIONS.register(_name)(_fn)
+
+WordMap = Callable[[str], str]
+# The manipulations that respell each word alone, keeping a sentence's tokens: they derive a whole language from
+# another (`derive: {from, transform}` in a study's data), its text, its task files (tags and sentence pairs stay
+# aligned) and its gold lexicon (word -> derived word). Each is also a whole-file manipulation of the same name.
+WORD_MAPS: Registry[WordMap] = Registry("word-by-word manipulation")
+
+
+def map_words(line: str, word_map: WordMap) -> str:
+    """The line with every run of non-space characters respelled; the spaces between them stay."""
+    return re.sub(r"\S+", lambda m: word_map(m.group()), line)
+
+
+def register_word_map(name: str, word_map: WordMap, lines: Manipulation | None = None) -> None:
+    """One entry makes a derived language: the word map, and the whole-file manipulation (`lines`, or the word
+    map over every line)."""
+    WORD_MAPS.register(name)(word_map)
+    MANIPULATIONS.register(name)(lines or (lambda text, opts: [map_words(line, word_map) for line in text]))
+
+
+register_word_map("fake-script", fake_script, _fake_script_lines)
+
+
+def _known_word_map(name: str) -> str:
+    if name not in WORD_MAPS:
+        raise ValueError(f"unknown word-by-word manipulation {name!r} (known: {', '.join(WORD_MAPS)})")
+    return name
+
+
+WordMapName = Annotated[str, AfterValidator(_known_word_map)]  # a config key naming an entry of WORD_MAPS

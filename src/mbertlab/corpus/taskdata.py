@@ -1,10 +1,10 @@
 """The taskdata stage: task files of real languages gathered into one layout (the generated one's),
-with fake-script copies for fake languages, and gold lexicons for word retrieval.
+respelled word by word for derived languages (fake script, ...), and gold lexicons for word retrieval.
 
 Layout: `<lang>/upos/<split>.tsv` (token<TAB>UPOS), `<lang>/ner/<split>.txt` (token<TAB>BIO),
-`<lang>/xnli/<split>.tsv` (premise<TAB>hypothesis<TAB>label), `lexicon/<source>-<lang>.txt` (MUSE). A fake
-language's lexicon maps the base's most frequent words to their fake-script spelling (the gold alignment
-K et al.'s Fake-English has by construction).
+`<lang>/xnli/<split>.tsv` (premise<TAB>hypothesis<TAB>label), `lexicon/<source>-<lang>.txt` (MUSE). A derived
+language's lexicon maps the base's most frequent words to their respelling (the gold alignment K et al.'s
+Fake-English has by construction).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from mbertlab.config import Config, ContentPath, LanguageName
-from mbertlab.corpus.manipulations import fake_script
+from mbertlab.corpus.manipulations import WORD_MAPS, WordMapName, map_words
 from mbertlab.errors import DataError
 from mbertlab.formats.records import PairExample, TaggedSentence
 from mbertlab.store.layout import TASK_FILES
@@ -32,18 +32,20 @@ class TaskFile(Config):
 
 class TaskLanguage(Config):
     name: LanguageName
-    fake_script: bool = False
+    derive: WordMapName | None = Field(None, description="A word-by-word manipulation (corpus/manipulations.py "
+                                       "WORD_MAPS) that respells every word of the files: a derived language.")
     upos: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     ner: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     xnli: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
     lexicon: ContentPath | None = Field(None, description="MUSE dictionary source->this language.")
-    text: list[ContentPath] = Field(default_factory=list, description="Text to take a fake lexicon's words from.")
+    text: list[ContentPath] = Field(default_factory=list, description="Text to take a derived lexicon's words "
+                                    "from.")
 
 
 class TaskDataConfig(Config):
     source: str
     languages: list[TaskLanguage]
-    fake_lexicon_words: int = 3000
+    fake_lexicon_words: int = 3000  # words of a derived language's lexicon
 
 
 def _read(file: TaskFile) -> list[TaggedSentence] | list[PairExample]:
@@ -65,8 +67,8 @@ def _read(file: TaskFile) -> list[TaggedSentence] | list[PairExample]:
     return items[file.start:end]
 
 
-def _write(items: list[TaggedSentence] | list[PairExample], path: Path, fake: bool) -> None:
-    spell = fake_script if fake else str
+def _write(items: list[TaggedSentence] | list[PairExample], path: Path, derive: str | None) -> None:
+    spell = (lambda text: map_words(text, WORD_MAPS.get(derive))) if derive else str
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="\n") as f:
         for item in items:
@@ -78,16 +80,19 @@ def _write(items: list[TaggedSentence] | list[PairExample], path: Path, fake: bo
             f.write("\n")
 
 
-def _fake_lexicon(lang: TaskLanguage, n: int, out: Path) -> None:
+def _derived_lexicon(lang: TaskLanguage, n: int, out: Path) -> None:
+    """A gold dictionary from the base language to the derived one: its n most frequent words and their
+    respelling."""
     from mbertlab.formats.text import read_lines
 
     counts: Counter[str] = Counter()
     for path in lang.text:
         for line in read_lines(path):
             counts.update(line.split())
+    word_map = WORD_MAPS.get(lang.derive)
     with out.open("w", encoding="utf-8", newline="\n") as f:
         for word, _ in counts.most_common(n):
-            f.write(f"{word} {fake_script(word)}\n")
+            f.write(f"{word} {word_map(word)}\n")
 
 
 def build_taskdata_into(config: TaskDataConfig, out: Path) -> None:
@@ -95,9 +100,9 @@ def build_taskdata_into(config: TaskDataConfig, out: Path) -> None:
     for lang in config.languages:
         for task, (pattern, _) in TASK_FILES["taskdata"].items():
             for split, file in getattr(lang, task).items():
-                _write(_read(file), out / pattern.format(lang=lang.name, split=split), lang.fake_script)
+                _write(_read(file), out / pattern.format(lang=lang.name, split=split), lang.derive)
         target = out / "lexicon" / f"{config.source}-{lang.name}.txt"
-        if lang.fake_script and lang.text:
-            _fake_lexicon(lang, config.fake_lexicon_words, target)
+        if lang.derive and lang.text:
+            _derived_lexicon(lang, config.fake_lexicon_words, target)
         elif lang.lexicon:
             target.write_bytes(Path(lang.lexicon).read_bytes())

@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from mbertlab.config import Config, LanguageName, Seed
+from mbertlab.corpus.manipulations import WordMapName
 
 
 class GeneratedData(Config):
@@ -30,12 +31,20 @@ def part(entry: TaskPath) -> FilePart:
     return FilePart(path=entry) if isinstance(entry, str) else entry
 
 
+class Derive(Config):
+    """A language derived from another word by word: its text, task files and a gold lexicon from the base's
+    through one entry of the manipulations (corpus/manipulations.py WORD_MAPS: fake-script, ...)."""
+
+    base: LanguageName = Field(alias="from", description="The language it is derived from.")
+    transform: WordMapName = Field(description="The word-by-word manipulation, by name.")
+
+
 class LanguageFiles(Config):
     """A real language: pretraining text and task files (paths relative to `data.root`)."""
 
     text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
-    fake_script_of: LanguageName | None = Field(None, description="This language is a fake-script copy of another "
-                                       "(its text, task files and a gold lexicon are derived).")
+    derive: Derive | None = Field(None, description="{from: <language>, transform: <manipulation>}: this language "
+                                  "is derived from another (e.g. transform: fake-script, K et al.'s Fake-English).")
     upos: dict[str, TaskPath] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
     ner: dict[str, TaskPath] = Field(default_factory=dict, description="split -> NER column file.")
     xnli: dict[str, TaskPath] = Field(default_factory=dict, description="split -> XNLI file (headerless XTREME "

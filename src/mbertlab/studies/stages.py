@@ -53,19 +53,20 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
     _check_files_exist(data, root)
     corpus_langs, task_langs = [], []
     for name, lang in data.languages.items():
-        base = data.languages.get(lang.fake_script_of) if lang.fake_script_of else lang
+        base = data.languages.get(lang.derive.base) if lang.derive else lang
         if base is None:
-            raise ConfigError(f"data.languages.{name}: fake_script_of names unknown language {lang.fake_script_of!r}")
+            raise ConfigError(f"data.languages.{name}.derive.from: unknown language {lang.derive.base!r} "
+                              f"(known: {', '.join(data.languages)})")
+        derive = lang.derive.transform if lang.derive else None
         corpus_langs.append(CorpusLanguage(name=name, sources=[CorpusSource(path=at(p)) for p in base.text],
-                                           fake_script=lang.fake_script_of is not None,
-                                           max_sentences=lang.max_sentences or base.max_sentences))
+                                           derive=derive, max_sentences=lang.max_sentences or base.max_sentences))
         files: dict[str, dict[str, TaskFile]] = {task: {} for task in FILE_TASKS}
         for task, split, p in _task_parts(base):
             fmt = get_task(task).format_of(p.path)  # the task table decides a file's format, here as everywhere
             files[task][split] = TaskFile(path=at(p.path), format=fmt, start=p.start, end=p.end)
-        task_langs.append(TaskLanguage(name=name, fake_script=lang.fake_script_of is not None, **files,
+        task_langs.append(TaskLanguage(name=name, derive=derive, **files,
                                        lexicon=at(lang.lexicon) if lang.lexicon else None,
-                                       text=[at(p) for p in base.text] if lang.fake_script_of else []))
+                                       text=[at(p) for p in base.text] if derive else []))
     corpus = Job("corpus", CorpusConfig(languages=corpus_langs), label="corpus")
     taskdata = Job("taskdata", TaskDataConfig(source=source, languages=task_langs), label="task data")
     return corpus, taskdata
