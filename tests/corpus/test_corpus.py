@@ -219,3 +219,13 @@ def test_seen_lines_equals_a_set(lines):
         assert seen.add(line) == (line not in reference)
         reference.add(line)
     assert len(seen) == len(reference)
+
+
+def test_fake_scripts_line_map_is_its_word_map_on_every_word():
+    """The corpus respells a derived language's lines with one translate per line; the task files and lexicon
+    respell word by word: both must give the same text, whitespace kept as it is."""
+    from mbertlab.corpus.manipulations import WORD_MAPS, map_words, respell_line
+
+    for line in ("the cat", "  two  spaces\tand a tab ", "naïve café – 東京 123", "", "x"):
+        assert respell_line("fake-script")(line) == map_words(line, WORD_MAPS.get("fake-script"))
+    assert respell_line("fake-script")("a b") == f"{chr(ord('a') + 0xF0000)} {chr(ord('b') + 0xF0000)}"

@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 
 from mbertlab.config import Config, ContentPath, Exponent, LanguageName, Seed, unique
 from mbertlab.corpus.dedup import SeenLines
-from mbertlab.corpus.manipulations import WORD_MAPS, WordMapName, map_words
+from mbertlab.corpus.manipulations import WordMapName, respell_line
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
 from mbertlab.corpus.stats import add_sizes, count_line, empty_stats
 from mbertlab.formats.conllu import read_conllu
@@ -110,9 +110,10 @@ def build_language(lang: CorpusLanguage, config: CorpusConfig, out: Path, budget
     train_path, dev_path = (out / text_file("corpus", lang.name, split) for split in ("train", "dev"))
     train_path.parent.mkdir(parents=True)
     stats = {split: empty_stats() for split in ("train", "dev")}
+    respell = respell_line(lang.derive) if lang.derive else str
     with train_path.open("w", encoding="utf-8") as train, dev_path.open("w", encoding="utf-8") as dev:
         for line in _budgeted(lang, config, budget):
-            text = map_words(line, WORD_MAPS.get(lang.derive)) if lang.derive else line
+            text = respell(line)
             split = "dev" if _bucket(line, config.seed) < config.dev_fraction else "train"
             (dev if split == "dev" else train).write(text + "\n")
             count_line(stats[split], text)

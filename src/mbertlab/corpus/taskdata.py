@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from mbertlab.config import Config, ContentPath, LanguageName
-from mbertlab.corpus.manipulations import WORD_MAPS, WordMapName, map_words
+from mbertlab.corpus.manipulations import WORD_MAPS, WordMapName, respell_line
 from mbertlab.errors import DataError
 from mbertlab.formats.records import PairExample, TaggedSentence
 from mbertlab.store.layout import TASK_FILES
@@ -68,7 +68,7 @@ def _read(file: TaskFile) -> list[TaggedSentence] | list[PairExample]:
 
 
 def _write(items: list[TaggedSentence] | list[PairExample], path: Path, derive: str | None) -> None:
-    spell = (lambda text: map_words(text, WORD_MAPS.get(derive))) if derive else str
+    spell = respell_line(derive) if derive else str
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="\n") as f:
         for item in items:
