@@ -101,7 +101,7 @@ def test_corpus_language_values_refused(tmp_path, text, capsys, language, key, s
 def test_same_language_twice_in_a_corpus(tmp_path, text, capsys):
     path = corpus_yaml(tmp_path, text)
     data = yaml.safe_load(path.read_text())
-    data["languages"].append({"name": "en", "sources": [{"path": str(text)}], "fake_script": True})
+    data["languages"].append({"name": "en", "sources": [{"path": str(text)}], "derive": "fake-script"})
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     line = refused(["corpus", "build", str(path)], tmp_path / "w", capsys)
     assert f"{path}: key 'languages'" in line and "en listed more than once" in line

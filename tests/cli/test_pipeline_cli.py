@@ -21,7 +21,7 @@ def test_pipeline_on_shared_data(tmp_path, shared_data, capsys):
     corpus_cfg.write_text(yaml.safe_dump({"languages": [
         {"name": "en", "sources": [{"path": str(shared_data / "raw_text" / "en.txt")}], "max_sentences": 800},
         {"name": "en_fake", "sources": [{"path": str(shared_data / "raw_text" / "en.txt")}], "max_sentences": 800,
-         "fake_script": True}], "dev_fraction": 0.1}))
+         "derive": "fake-script"}], "dev_fraction": 0.1}))
     assert run(w + ["corpus", "build", str(corpus_cfg)]) == 0
     corpus = last_line(capsys)
     stats = json.loads((tmp_path / "w" / "corpus" / corpus.rsplit("/", 1)[1] / "stats.json").read_text())
