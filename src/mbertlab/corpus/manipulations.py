@@ -154,8 +154,11 @@ register_word_map("fake-script", fake_script, _fake_script_lines, line_map=fake_
 
 
 def _known_word_map(name: str) -> str:
-    if name not in WORD_MAPS:
-        raise ValueError(f"unknown word-by-word manipulation {name!r} (known: {', '.join(WORD_MAPS)})")
+    """The registry's own miss (close names, the known ones) as a validation error of the config key."""
+    try:
+        WORD_MAPS.get(name)
+    except ConfigError as err:
+        raise ValueError(str(err)) from None
     return name
 
 
