@@ -20,7 +20,8 @@ def _build(tmp_path, v1_to_v2: bool):
     out = tmp_path / ("mapped" if v1_to_v2 else "plain")
     out.mkdir()
     file = TaskFile(path=str(src), format="conllu", v1_to_v2=v1_to_v2)
-    build_taskdata_into(TaskDataConfig(source="en", languages=[TaskLanguage(name="en", upos={"test": file})]), out)
+    languages = [TaskLanguage(name="en", tasks={"upos": {"test": file}})]
+    build_taskdata_into(TaskDataConfig(source="en", languages=languages), out)
     return (out / "en" / "upos" / "test.tsv").read_text(encoding="utf-8")
 
 
@@ -50,8 +51,8 @@ def _xnli_file(tmp_path):
 def test_xnli_files_keep_the_asked_range_and_a_fake_copy_shares_no_character(tmp_path):
     src, out = _xnli_file(tmp_path)
     part = dict(path=src, format="xnli", start=1, end=3)
-    langs = [TaskLanguage(name="en", xnli={"test": TaskFile(**part)}),
-             TaskLanguage(name="fake", derive="fake-script", xnli={"test": TaskFile(**part)})]
+    langs = [TaskLanguage(name="en", tasks={"xnli": {"test": TaskFile(**part)}}),
+             TaskLanguage(name="fake", derive="fake-script", tasks={"xnli": {"test": TaskFile(**part)}})]
     build_taskdata_into(TaskDataConfig(source="en", languages=langs), out)
     assert (out / "en" / "xnli" / "test.tsv").read_text(encoding="utf-8").splitlines() == XNLI.splitlines()[1:3]
     fake = [line.split("\t") for line in (out / "fake" / "xnli" / "test.tsv").read_text(encoding="utf-8").splitlines()]
@@ -63,13 +64,15 @@ def test_a_range_past_the_file_is_an_error_naming_the_file_and_nothing_is_writte
     src, out = _xnli_file(tmp_path)
     file = TaskFile(path=src, format="xnli", start=2, end=9)
     with pytest.raises(DataError, match=r"dev\.tsv: found 5 items; expected items \[2, 9\)"):
-        build_taskdata_into(TaskDataConfig(source="en", languages=[TaskLanguage(name="en", xnli={"test": file})]),
+        build_taskdata_into(TaskDataConfig(source="en", languages=[TaskLanguage(name="en",
+                                                                                 tasks={"xnli": {"test": file}})]),
                             out)
     assert not (out / "en").exists()
 
 
-def test_task_files_without_a_range_or_xnli_keep_the_hashes_they_had_before_either_existed():
-    plain = TaskLanguage(name="en", upos={"test": TaskFile(path="x", format="udpos")}).model_dump(mode="json")
-    assert "xnli" not in plain and set(plain["upos"]["test"]) == {"path", "format"}
+def test_task_files_without_a_range_keep_the_hashes_they_had_before_ranges_existed():
+    file = TaskFile(path="x", format="udpos")
+    plain = TaskLanguage(name="en", tasks={"upos": {"test": file}}).model_dump(mode="json")
+    assert set(plain["tasks"]) == {"upos"} and set(plain["tasks"]["upos"]["test"]) == {"path", "format"}
     ranged = TaskFile(path="x", format="xnli", start=5).model_dump(mode="json")
     assert ranged["start"] == 5 and "end" not in ranged

@@ -283,7 +283,7 @@ data:
   kind: files
   root: {shared_data}
   languages:
-    en: {{text: [raw_text/en.txt], upos: {{train: udpos_xtreme/train-en.tsv}}}}
+    en: {{text: [raw_text/en.txt], tasks: {{upos: {{train: udpos_xtreme/train-en.tsv}}}}}}
     es: {{text: [raw_text/es.txt], lexicon: muse/en-es.txt}}
     de: {{text: [raw_text/de.txt], lexicon: muse/en-de.txt}}
 source: en

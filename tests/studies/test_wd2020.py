@@ -542,15 +542,18 @@ data:
   languages:
     en:
       text: [raw_text/en.txt]
-      upos: {{train: udpos_xtreme/train-en.tsv, test: ud/en_partut-ud-test.conllu}}
-      ner: {{train: ner/conll2003/eng.train, test: ner/conll2003/eng.testb}}
+      tasks:
+        upos: {{train: udpos_xtreme/train-en.tsv, test: ud/en_partut-ud-test.conllu}}
+        ner: {{train: ner/conll2003/eng.train, test: ner/conll2003/eng.testb}}
     af:
       text: [raw_text/af.txt]
       max_sentences: 500
-      upos: {{train: udpos_xtreme/train-af.tsv, dev: udpos_xtreme/dev-af.tsv, test: ud/af_afribooms-ud-test.conllu}}
+      tasks:
+        upos: {{train: udpos_xtreme/train-af.tsv, dev: udpos_xtreme/dev-af.tsv, test: ud/af_afribooms-ud-test.conllu}}
     ru:
       text: [raw_text/ru.txt]
-      upos: {{test: ud/ru_gsd-ud-test.conllu}}
+      tasks:
+        upos: {{test: ud/ru_gsd-ud-test.conllu}}
 languages:
   - {{name: en, resource: high}}
   - {{name: ru, resource: high}}
@@ -598,11 +601,13 @@ data:
     en:
       text: [raw_text/en.txt]
       max_sentences: 300
-      upos: {{train: udpos_xtreme/train-en.tsv, test: ud/en_partut-ud-test.conllu}}
+      tasks:
+        upos: {{train: udpos_xtreme/train-en.tsv, test: ud/en_partut-ud-test.conllu}}
     af:
       text: [raw_text/af.txt]
       max_sentences: 100
-      upos: {{train: udpos_xtreme/train-af.tsv, dev: udpos_xtreme/dev-af.tsv, test: ud/af_afribooms-ud-test.conllu}}
+      tasks:
+        upos: {{train: udpos_xtreme/train-af.tsv, dev: udpos_xtreme/dev-af.tsv, test: ud/af_afribooms-ud-test.conllu}}
 languages:
   - {{name: en, resource: high}}
   - {{name: af, resource: low, related: en}}

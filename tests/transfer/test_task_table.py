@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import get_args
-
 import pytest
+from pydantic import ValidationError
 
 from mbertlab.errors import ConfigError
-from mbertlab.formats.guess import FORMATS
+from mbertlab.formats.guess import known_formats
 from mbertlab.transfer.config import DataFile, TransferConfig
-from mbertlab.transfer.task_table import DATA_FORMATS, TASKS, get_task
+from mbertlab.transfer.task_table import TASKS, data_formats, get_task
 
 
 def test_rows_name_adapters_and_formats_that_exist():
@@ -20,9 +19,16 @@ def test_rows_name_adapters_and_formats_that_exist():
     for name, task in TASKS.items():
         assert issubclass(task.adapter_class(), TaskAdapter)
         assert adapter_for(name).main_metric == task.metric
-        assert set(task.formats) <= set(FORMATS)
-    assert get_args(TransferConfig.model_fields["task"].annotation) == tuple(TASKS)
-    assert get_args(DataFile.model_fields["format"].annotation) == DATA_FORMATS
+        assert set(task.formats) <= set(known_formats())
+    for fmt in data_formats():
+        assert DataFile(lang="en", path="x", format=fmt).format == fmt
+    for name in TASKS:
+        assert TransferConfig(task=name, train=[{"lang": "en", "path": "x"}],
+                              evaluate=[{"lang": "en", "path": "x"}]).task == name
+    with pytest.raises(ValidationError, match="unknown format 'csv'"):
+        DataFile(lang="en", path="x", format="csv")
+    with pytest.raises(ValidationError, match="unknown task 'pos'"):
+        TransferConfig(task="pos", train=[{"lang": "en", "path": "x"}], evaluate=[{"lang": "en", "path": "x"}])
 
 
 def test_default_format_and_unknown_task():

@@ -217,7 +217,7 @@ def test_xnli_premise_and_hypothesis_in_different_languages(tmp_path, tiny, shar
 
 
 def test_mldoc_reads_the_first_two_sentences_and_learns_topics(tmp_path, tiny):
-    from mbertlab.tasks.classification import first_two_sentences
+    from mbertlab.formats.readers import first_two_sentences
     from mbertlab.formats.records import TextExample
 
     pair = first_two_sentences(TextExample("One here. Two there! Three never.", "CCAT"))

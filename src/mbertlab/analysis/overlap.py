@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -21,13 +20,13 @@ from mbertlab.errors import DataError
 from mbertlab.store.artifacts import Artifact, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
 from mbertlab.transfer.config import DataFile
-from mbertlab.transfer.task_table import TASK_NAMES
+from mbertlab.transfer.task_table import TaskName
 
 OVERLAPS = ("p_type", "p_token")
 
 
 class OverlapConfig(Config):
-    task: Literal[TASK_NAMES]
+    task: TaskName
     train: list[DataFile] = Field(min_length=1, description="The source's task-training file(s).")
     tests: list[DataFile] = Field(min_length=1, description="Each target's task-test file.")
     max_train_sentences: int | None = Field(None, description="The transfer's cap on training examples.")

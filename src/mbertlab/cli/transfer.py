@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from mbertlab.cli.common import device_option, device_overrides, state
-from mbertlab.transfer.task_table import DATA_FORMATS, TASK_NAMES, get_task
+from mbertlab.transfer.task_table import TASKS, data_formats, get_task
 
 
 def register(app: typer.Typer) -> None:
@@ -90,7 +90,7 @@ def evaluate(
     run_dir: Path = typer.Argument(..., help="A transfer artifact made by `mbertlab finetune`."),
     gold: Path = typer.Argument(..., help="A file of the run's task (CoNLL-U, NER columns, XNLI or MLDoc TSV)."),
     lang: str = typer.Option("", help="Its language (names the prediction file)."),
-    fmt: Optional[str] = typer.Option(None, "--format", help=f"{', '.join(DATA_FORMATS)} (default: by task)."),
+    fmt: Optional[str] = typer.Option(None, "--format", help=f"{', '.join(data_formats())} (default: by task)."),
     out: Path = typer.Option(Path("."), help="Folder for the prediction file."),
     device: Optional[str] = device_option(),
 ) -> None:
@@ -108,7 +108,7 @@ def evaluate(
 
 
 def score(
-    task: str = typer.Argument(..., help=", ".join(TASK_NAMES) + "."),
+    task: str = typer.Argument(..., help=", ".join(TASKS) + "."),
     gold: Path = typer.Argument(..., help="Gold file (CoNLL-U or XTREME TSV for UPOS; column file for NER; "
                                 "CoNLL-U for parse; TSV for xnli/mldoc)."),
     pred: Path = typer.Argument(..., help="Predictions in the same format."),

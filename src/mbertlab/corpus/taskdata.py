@@ -1,29 +1,28 @@
 """The taskdata stage: task files of real languages gathered into one layout (the generated one's),
 respelled word by word for derived languages (fake script, ...), and gold lexicons for word retrieval.
 
-Layout: `<lang>/upos/<split>.tsv` (token<TAB>UPOS), `<lang>/ner/<split>.txt` (token<TAB>BIO),
-`<lang>/xnli/<split>.tsv` (premise<TAB>hypothesis<TAB>label), `lexicon/<source>-<lang>.txt` (MUSE). A derived
-language's lexicon maps the base's most frequent words to their respelling (the gold alignment K et al.'s
-Fake-English has by construction).
+Layout: each task's `gathered` pattern and format in the task table (`<lang>/upos/<split>.tsv`, token<TAB>UPOS;
+`<lang>/ner/<split>.txt`; `<lang>/xnli/<split>.tsv`, premise<TAB>hypothesis<TAB>label), and
+`lexicon/<source>-<lang>.txt` (MUSE). A derived language's lexicon maps the base's most frequent words to their
+respelling (the gold alignment K et al.'s Fake-English has by construction).
 """
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from mbertlab.config import Config, ContentPath, LanguageName
 from mbertlab.corpus.manipulations import WORD_MAPS, WordMapName, respell_line
 from mbertlab.errors import DataError
-from mbertlab.formats.records import PairExample, TaggedSentence
-from mbertlab.store.layout import TASK_FILES
+from mbertlab.store.layout import task_files
+from mbertlab.transfer.task_table import DataFormatName, TaskName, get_task
 
 
 class TaskFile(Config):
     path: ContentPath
-    format: Literal["conllu", "udpos", "ner", "xnli"]
+    format: DataFormatName
     v1_to_v2: bool = Field(False, description="CoNLL-U: map UD v1 UPOS (CONJ, ...) to v2 on reading. Off: a v1 "
                            "tag is a one-line error naming file and line, never a silent change.")
     start: int = Field(0, ge=0, description="Keep items (sentences, pairs) [start, end) of the file.")
@@ -34,12 +33,20 @@ class TaskLanguage(Config):
     name: LanguageName
     derive: WordMapName | None = Field(None, description="A word-by-word manipulation (corpus/manipulations.py "
                                        "WORD_MAPS) that respells every word of the files: a derived language.")
-    upos: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
-    ner: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
-    xnli: dict[str, TaskFile] = Field(default_factory=dict, description="split -> file")
+    tasks: dict[TaskName, dict[str, TaskFile]] = Field(default_factory=dict, description="task -> split -> file; "
+                                                       "each task one the stage gathers (its `gathered` layout).")
     lexicon: ContentPath | None = Field(None, description="MUSE dictionary source->this language.")
     text: list[ContentPath] = Field(default_factory=list, description="Text to take a derived lexicon's words "
                                     "from.")
+
+    @field_validator("tasks")
+    @classmethod
+    def _gathered(cls, tasks: dict) -> dict:
+        for task in tasks:
+            if get_task(task).gathered is None:
+                raise ValueError(f"task {task!r} has no gathered layout in the task table; the taskdata stage "
+                                 f"gathers {', '.join(task_files('taskdata'))}")
+        return tasks
 
 
 class TaskDataConfig(Config):
@@ -48,36 +55,14 @@ class TaskDataConfig(Config):
     fake_lexicon_words: int = 3000  # words of a derived language's lexicon
 
 
-def _read(file: TaskFile) -> list[TaggedSentence] | list[PairExample]:
-    """The file's items [start, end); a range past the file's end is an error, never a short split."""
-    from mbertlab.formats.conllu import read_conllu
-    from mbertlab.formats.ner_columns import read_ner
-    from mbertlab.formats.udpos import read_udpos_tsv
-    from mbertlab.formats.xnli import read_xnli
-
-    if file.format == "conllu":
-        items: list = [TaggedSentence(s.forms, s.upos) for s in read_conllu(file.path, v1_to_v2=file.v1_to_v2)]
-    elif file.format == "xnli":
-        items = list(read_xnli(file.path))
-    else:
-        items = list(read_udpos_tsv(file.path) if file.format == "udpos" else read_ner(file.path))
+def _read(task: str, file: TaskFile) -> list:
+    """The file's items [start, end), read by the task's reader; a range past the file's end is an error,
+    never a short split."""
+    items = get_task(task).read(file.path, file.format, v1_to_v2=file.v1_to_v2)
     end = len(items) if file.end is None else file.end
     if end > len(items) or file.start >= end:
         raise DataError(file.path, None, f"found {len(items)} items; expected items [{file.start}, {end}) to exist")
     return items[file.start:end]
-
-
-def _write(items: list[TaggedSentence] | list[PairExample], path: Path, derive: str | None) -> None:
-    spell = respell_line(derive) if derive else str
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="\n") as f:
-        for item in items:
-            if isinstance(item, PairExample):
-                f.write(f"{spell(item.premise)}\t{spell(item.hypothesis)}\t{item.label}\n")
-                continue
-            for token, tag in zip(item.tokens, item.tags):
-                f.write(f"{spell(token)}\t{tag}\n")
-            f.write("\n")
 
 
 def _derived_lexicon(lang: TaskLanguage, n: int, out: Path) -> None:
@@ -98,9 +83,14 @@ def _derived_lexicon(lang: TaskLanguage, n: int, out: Path) -> None:
 def build_taskdata_into(config: TaskDataConfig, out: Path) -> None:
     (out / "lexicon").mkdir()
     for lang in config.languages:
-        for task, (pattern, _) in TASK_FILES["taskdata"].items():
-            for split, file in getattr(lang, task).items():
-                _write(_read(file), out / pattern.format(lang=lang.name, split=split), lang.derive)
+        spell = respell_line(lang.derive) if lang.derive else None
+        for task, splits in lang.tasks.items():
+            stored = get_task(task).gathered
+            for split, file in splits.items():
+                items = _read(task, file)
+                path = out / stored.pattern.format(lang=lang.name, split=split)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                stored.write([item.respelled(spell) for item in items] if spell else items, path)
         target = out / "lexicon" / f"{config.source}-{lang.name}.txt"
         if lang.derive and lang.text:
             _derived_lexicon(lang, config.fake_lexicon_words, target)

@@ -8,7 +8,16 @@ from pathlib import Path
 from mbertlab.errors import DataError
 from mbertlab.formats.common import ReadStats, existing_file
 
-FORMATS = ("conllu", "ner", "udpos", "xnli", "mldoc", "langid", "muse", "text")
+OTHER_FORMATS = ("langid", "muse", "text")  # formats no task of the task table reads
+
+
+def known_formats() -> tuple[str, ...]:
+    """The task table's formats (transfer/task_table.py, a registered task's too), then the others."""
+    from mbertlab.transfer.task_table import data_formats
+
+    return (*data_formats(), *OTHER_FORMATS)
+
+
 # Whole words of a name (split at . _ - and spaces), never substrings: `partner` is no NER file.
 NAME_WORDS = (
     ("xnli", {"xnli", "nli", "mnli", "multinli"}),
@@ -44,8 +53,8 @@ def summarize(path: str | Path, fmt: str | None = None, skip_invalid: bool = Fal
     """Counts of a file: sentences/examples, tokens, label inventory (CoNLL-U: syntactic words, multiword
     tokens and empty nodes apart); a DataError if it is malformed."""
     fmt = fmt or guess_format(path)
-    if fmt not in FORMATS:
-        raise DataError(path, None, f"found format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt not in known_formats():
+        raise DataError(path, None, f"found format {fmt!r}; expected one of {', '.join(known_formats())}")
     stats = ReadStats()
     info = {"path": str(path), "format": fmt, "items": 0, "tokens": 0, "labels": Counter()}
     if fmt == "conllu":
@@ -54,6 +63,8 @@ def summarize(path: str | Path, fmt: str | None = None, skip_invalid: bool = Fal
         _count_tagged(path, fmt, info, stats, skip_invalid)
     elif fmt in ("xnli", "mldoc", "langid"):
         _count_examples(path, fmt, info, stats, skip_invalid)
+    elif fmt not in OTHER_FORMATS:
+        _count_records(path, fmt, info)
     elif fmt == "muse":
         from mbertlab.formats.muse import read_dictionary
 
@@ -103,3 +114,17 @@ def _count_examples(path, fmt: str, info: dict, stats: ReadStats, skip_invalid: 
     for ex in reader(path, skip_invalid=skip_invalid, stats=stats):
         info["items"] += 1
         info["labels"][ex.label] += 1
+
+
+def _count_records(path, fmt: str, info: dict) -> None:
+    """A format only a task of one's own reads: counted through that task's reader."""
+    from mbertlab.transfer.task_table import TASKS
+
+    task = next(t for t in TASKS.values() if fmt in t.formats)
+    for record in task.read(path, fmt):
+        info["items"] += 1
+        if hasattr(record, "tags"):  # a tagged sentence
+            info["tokens"] += len(record.tokens)
+            info["labels"].update(record.tags)
+        else:  # a labelled pair or text
+            info["labels"][record.label] += 1

@@ -1,7 +1,8 @@
 """Plain records shared by readers, generators and tasks. Downstream code sees only these."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 
 @dataclass
@@ -12,6 +13,10 @@ class TaggedSentence:
     tags: list[str]
     lang: str | None = None  # from WikiANN's `lang:token` prefix, when present
     line: int = 0  # 1-based line of the first token in the source file
+
+    def respelled(self, spell: Callable[[str], str]) -> TaggedSentence:
+        """Each token respelled (a derived language, corpus/manipulations.py); the tags stay."""
+        return replace(self, tokens=[spell(t) for t in self.tokens])
 
 
 @dataclass
@@ -84,6 +89,10 @@ class PairExample:
     lang: str = ""
     hypothesis_lang: str = ""  # set when premise and hypothesis are in different languages
     line: int = 0
+
+    def respelled(self, spell: Callable[[str], str]) -> PairExample:
+        """Both texts respelled (a derived language); the label stays."""
+        return replace(self, premise=spell(self.premise), hypothesis=spell(self.hypothesis))
 
 
 @dataclass

@@ -59,6 +59,14 @@ def _pair(path, item: tuple[int, str], columns: dict[str, int], width: tuple[int
     return PairExample(nfc(premise), nfc(hypothesis), label, lang=lang, line=number)
 
 
+def write_pairs(pairs: Iterable[PairExample], out: str | Path | IO[str]) -> None:
+    """Headerless `premise<TAB>hypothesis<TAB>label`, XTREME's layout: the taskdata stage's for sentence pairs."""
+    if isinstance(out, (str, Path)):
+        return write_text_file(out, lambda f: write_pairs(pairs, f))
+    for pair in pairs:
+        out.write(f"{pair.premise}\t{pair.hypothesis}\t{pair.label}\n")
+
+
 def write_classification_tsv(rows: Iterable[tuple[str, str]], out: str | Path | IO[str]) -> None:
     """`id<TAB>label` predictions, one per line."""
     if isinstance(out, (str, Path)):

@@ -3,7 +3,8 @@
 Keyed by the store stage that built the artifact (a data job's kind is its stage). The corpus, taskdata and
 budget stages write through it (the generator writes the same layout); the stages that read text (tokenizer,
 shards, language ID) and the jobs that name task files (transfer, sizes) look a path up here instead of
-spelling it. A new data stage adds its layout here, never by mutating the table at import time.
+spelling it. A new data stage adds its text layout here; where a stage keeps each task's files is the task
+table's (transfer/task_table.py), read through `task_files`.
 """
 from __future__ import annotations
 
@@ -15,14 +16,15 @@ GENERATED_TEXT = "{lang}/text/{split}.txt"  # the generator's layout, kept by th
 # Where each data stage keeps a language's text, one sentence per line.
 TEXT_FILES = {"generate": GENERATED_TEXT, "budget": GENERATED_TEXT, "task_files": GENERATED_TEXT,
               "corpus": "{lang}/{split}.txt"}
-# Where each data stage keeps a task's files: task -> (path pattern, format).
-TASK_FILES = {
-    "generate": {"upos": ("{lang}/ud/{split}.conllu", "conllu"), "parse": ("{lang}/ud/{split}.conllu", "conllu"),
-                 "ner": ("{lang}/ner/{split}.txt", "ner"), "xnli": ("xnli/{lang}.{split}.tsv", "xnli"),
-                 "mldoc": ("mldoc/{lang}.{split}.tsv", "mldoc")},
-    "taskdata": {"upos": ("{lang}/upos/{split}.tsv", "udpos"), "ner": ("{lang}/ner/{split}.txt", "ner"),
-                 "xnli": ("{lang}/xnli/{split}.tsv", "xnli")},
-}
+
+
+def task_files(stage: str) -> dict[str, tuple[str, str]]:
+    """Where an artifact of `stage` keeps each task's files: task -> (path pattern, format), from the task
+    table (generate: the generator's layout; taskdata: real files gathered, a derived language respelled)."""
+    from mbertlab.transfer.task_table import TASKS
+
+    where = {"generate": lambda t: t.generated, "taskdata": lambda t: t.gathered}.get(stage, lambda t: None)
+    return {name: (stored.pattern, stored.format) for name, t in TASKS.items() if (stored := where(t))}
 
 
 def text_file(stage: str, lang: str, split: str) -> str:

@@ -1,12 +1,16 @@
-"""The data a study reads, shared by the designs: generated languages, or real text and task files."""
+"""The data a study reads, shared by the designs: generated languages, or real text and task files, one
+schema for every design (`tasks: {<task>: {<split>: path | {path, format, start, end}}}`)."""
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from mbertlab.config import Config, LanguageName, Seed
 from mbertlab.corpus.manipulations import WordMapName
+from mbertlab.transfer.task_table import DataFormatName, TaskName, get_task
+
+Split = Literal["train", "dev", "test"]
 
 
 class GeneratedData(Config):
@@ -17,11 +21,16 @@ class GeneratedData(Config):
 
 
 class FilePart(Config):
-    """Items [start, end) of a task file, e.g. to train on part of a dev file and test on the rest."""
+    """A task file, or items [start, end) of one (e.g. to train on part of a dev file and test on the rest)."""
 
-    path: str
+    path: str = Field(description="Relative to data.root.")
+    format: DataFormatName | None = Field(None, description="Default: the task table's for the file's name "
+                                          "(udpos for a UPOS .tsv file, else the task's first format).")
     start: int = Field(0, ge=0)
     end: int | None = Field(None, ge=1)
+
+    def format_for(self, task: str) -> str:
+        return self.format or get_task(task).format_of(self.path)
 
 
 TaskPath = str | FilePart  # a whole file, or part of one
@@ -42,15 +51,24 @@ class Derive(Config):
 class LanguageFiles(Config):
     """A real language: pretraining text and task files (paths relative to `data.root`)."""
 
-    text: list[str] = Field(default_factory=list, description="One-sentence-per-line text for pretraining.")
+    text: list[str] = Field(default_factory=list, description="One-sentence-per-line text (pretraining, "
+                            "language ID); one path or a list.")
     derive: Derive | None = Field(None, description="{from: <language>, transform: <manipulation>}: this language "
                                   "is derived from another (e.g. transform: fake-script, K et al.'s Fake-English).")
-    upos: dict[str, TaskPath] = Field(default_factory=dict, description="split -> CoNLL-U or XTREME UPOS TSV file.")
-    ner: dict[str, TaskPath] = Field(default_factory=dict, description="split -> NER column file.")
-    xnli: dict[str, TaskPath] = Field(default_factory=dict, description="split -> XNLI file (headerless XTREME "
-                                      "or XGLUE TSV, or XNLI's own with a header).")
+    tasks: dict[TaskName, dict[Split, TaskPath]] = Field(default_factory=dict, description="task -> split -> file "
+                                                        "(a path, or {path, format, start, end}); the task table "
+                                                        "(transfer/task_table.py) names the tasks and reads them.")
     lexicon: str | None = Field(None, description="MUSE dictionary from the source to this language.")
     max_sentences: int | None = Field(None, gt=0, description="Pretraining text budget in sentences.")
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _one_or_more(cls, text):
+        return [text] if isinstance(text, str) else text
+
+    def parts(self) -> list[tuple[str, str, FilePart]]:
+        """(task, split, file part) of every task file."""
+        return [(task, split, part(entry)) for task, splits in self.tasks.items() for split, entry in splits.items()]
 
 
 class FilesData(Config):

@@ -20,8 +20,7 @@ from mbertlab.pretrain.balance import BalanceConfig
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.store.external import (LinkedFile, hf_encoder_config,
                                      task_files_config)
-from mbertlab.store.layout import TASK_FILES, TEXT_FILES, text_file
-from mbertlab.studies.data import FilePart, part
+from mbertlab.store.layout import TEXT_FILES, task_files, text_file
 from mbertlab.studies.jobs import Job
 from mbertlab.tokenizers.shards import ShardsConfig
 from mbertlab.tokenizers.train import TokenizerConfig
@@ -42,7 +41,7 @@ def task_languages(data: Job, task: str, languages: list[str]) -> list[str]:
     """The languages of `languages` that have a test file for the task (every generated language has)."""
     if data.kind == "generate":
         return languages
-    files = {lang.name: getattr(lang, task) for lang in data.config.languages}
+    files = {lang.name: lang.tasks.get(task, {}) for lang in data.config.languages}
     return [l for l in languages if "test" in files.get(l, {})]
 
 
@@ -51,6 +50,11 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
     root = (spec_dir / data.root).resolve()
     at = lambda p: str((root / p).resolve())  # noqa: E731
     _check_files_exist(data, root)
+    gathered = task_files("taskdata")
+    for name, lang in data.languages.items():
+        for task in lang.tasks.keys() - gathered.keys():
+            raise ConfigError(f"key 'data.languages.{name}.tasks.{task}': task {task!r} has no gathered layout in "
+                              f"the task table; this design's taskdata stage gathers {', '.join(gathered)}")
     corpus_langs, task_langs = [], []
     for name, lang in data.languages.items():
         base = data.languages.get(lang.derive.base) if lang.derive else lang
@@ -60,11 +64,11 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
         derive = lang.derive.transform if lang.derive else None
         corpus_langs.append(CorpusLanguage(name=name, sources=[CorpusSource(path=at(p)) for p in base.text],
                                            derive=derive, max_sentences=lang.max_sentences or base.max_sentences))
-        files: dict[str, dict[str, TaskFile]] = {task: {} for task in FILE_TASKS}
-        for task, split, p in _task_parts(base):
-            fmt = get_task(task).format_of(p.path)  # the task table decides a file's format, here as everywhere
-            files[task][split] = TaskFile(path=at(p.path), format=fmt, start=p.start, end=p.end)
-        task_langs.append(TaskLanguage(name=name, derive=derive, **files,
+        files: dict[str, dict[str, TaskFile]] = {}
+        for task, split, p in base.parts():
+            files.setdefault(task, {})[split] = TaskFile(path=at(p.path), format=p.format_for(task), start=p.start,
+                                                         end=p.end)
+        task_langs.append(TaskLanguage(name=name, derive=derive, tasks=files,
                                        lexicon=at(lang.lexicon) if lang.lexicon else None,
                                        text=[at(p) for p in base.text] if derive else []))
     corpus = Job("corpus", CorpusConfig(languages=corpus_langs), label="corpus")
@@ -72,20 +76,12 @@ def files_jobs(data, source: str, spec_dir: Path) -> tuple[Job, Job]:
     return corpus, taskdata
 
 
-FILE_TASKS = tuple(TASK_FILES["taskdata"])  # the tasks a real language may have files for
-
-
-def _task_parts(lang) -> list[tuple[str, str, FilePart]]:
-    """(task, split, file part) of a language's task files."""
-    return [(task, split, part(entry)) for task in FILE_TASKS for split, entry in getattr(lang, task).items()]
-
-
 def _check_files_exist(data, root: Path) -> None:
     """Every missing file is one line of one ConfigError, before anything runs."""
     problems = []
     for name, lang in data.languages.items():
         named = [("text", p) for p in lang.text]
-        named += [(f"{task}.{split}", p.path) for task, split, p in _task_parts(lang)]
+        named += [(f"tasks.{task}.{split}", p.path) for task, split, p in lang.parts()]
         named += [("lexicon", lang.lexicon)] * bool(lang.lexicon)
         problems += [f"key 'data.languages.{name}.{key}': no such file {root / p}"
                      for key, p in named if not (root / p).is_file()]
@@ -130,9 +126,10 @@ def encoder_shards_job(encoder: Job, text: Job, languages: list[str], tags) -> J
 
 def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languages: list[str],
                  settings: dict[str, Any], seed: int, mode: str, tags, label: str | None = None) -> Job:
-    if task not in TASK_FILES[data.kind]:
-        raise ConfigError(f"task {task!r} has no files in {data.kind} data (has: {', '.join(TASK_FILES[data.kind])})")
-    pattern, fmt = TASK_FILES[data.kind][task]
+    stored = task_files(data.kind)
+    if task not in stored:
+        raise ConfigError(f"task {task!r} has no files in {data.kind} data (has: {', '.join(stored)})")
+    pattern, fmt = stored[task]
     keys = {**settings, "task": task, "mode": mode, "seed": seed,
             "train": {"lang": source, "split": "train", "path": pattern.format(lang=source, split="train"),
                       "format": fmt},

@@ -2,20 +2,17 @@
 
 The pair is encoded as [CLS] premise [SEP] hypothesis [SEP] with segment ids. Fine-tuning reads the [CLS]
 vector; the frozen feature-based mode runs a BiLSTM over the subwords and max-pools (Wu & Dredze 2019).
-MLDoc's input is a document's first two sentences as the pair.
+MLDoc's input is a document's first two sentences as the pair (formats/readers.py).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from mbertlab.formats.records import PairExample, TextExample
+from mbertlab.formats.records import PairExample
 from mbertlab.tasks.layers import BiLSTM
-
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 @dataclass
@@ -23,11 +20,6 @@ class PairItem:
     input_ids: list[int]
     token_type_ids: list[int]
     label: int
-
-
-def first_two_sentences(doc: TextExample, lang: str = "") -> PairExample:
-    parts = SENTENCE_END.split(doc.text.strip(), maxsplit=2)
-    return PairExample(parts[0], parts[1] if len(parts) > 1 else "", doc.label, lang=lang, line=doc.line)
 
 
 def encode_pairs(tokenizer, pairs: list[PairExample], label_index: dict[str, int], max_length: int) -> list[PairItem]:

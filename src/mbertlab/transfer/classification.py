@@ -1,4 +1,5 @@
-"""XNLI and MLDoc as transfer tasks; premise and hypothesis may come from different languages."""
+"""Sentence-pair tasks (XNLI, MLDoc, any row of the task table with this adapter); premise and hypothesis may
+come from different languages."""
 from __future__ import annotations
 
 from collections import Counter
@@ -6,27 +7,22 @@ from dataclasses import replace
 
 import torch
 
-from mbertlab.errors import ConfigError, DataError
+from mbertlab.errors import DataError
 from mbertlab.formats.records import PairExample
-from mbertlab.tasks.classification import (ClassifierHead, accuracy, collate_pairs, encode_pairs,
-                                           first_two_sentences)
+from mbertlab.tasks.classification import ClassifierHead, accuracy, collate_pairs, encode_pairs
 from mbertlab.transfer.adapter import TaskAdapter, batch_to, eval_batches, resolve
+from mbertlab.transfer.task_table import get_task
 
 
-def read_pairs(file, root) -> list[PairExample]:
-    from mbertlab.formats.classification import read_mldoc
-    from mbertlab.formats.xnli import read_xnli
-
+def read_pairs(file, root, task: str) -> list[PairExample]:
+    """The task's pairs of a file (its reader in the task table); XNLI may take its hypotheses from a parallel
+    file in another language (K et al. Table 11)."""
     path = resolve(file.path, root)
-    if file.format == "mldoc":
-        return [first_two_sentences(d, file.lang) for d in read_mldoc(path)]
-    if file.format != "xnli":
-        raise ConfigError(f"{path}: classification reads xnli or mldoc files, not {file.format}")
-    pairs = list(read_xnli(path, lang=file.lang))
+    pairs = get_task(task).read(path, file.format, lang=file.lang)
     if file.hypothesis_path is None:
         return pairs
     other_path = resolve(file.hypothesis_path, root)
-    other = list(read_xnli(other_path, lang=file.hypothesis_lang or ""))
+    other = get_task(task).read(other_path, file.format, lang=file.hypothesis_lang or "")
     if len(other) != len(pairs):
         raise DataError(other_path, None, f"expected {len(pairs)} examples, parallel to {path}")
     for a, b in zip(pairs, other):
@@ -37,7 +33,7 @@ def read_pairs(file, root) -> list[PairExample]:
 
 class ClassificationAdapter(TaskAdapter):
     def read(self, file, root):
-        return read_pairs(file, root)
+        return read_pairs(file, root, self.task)
 
     def texts(self, record):
         return [t for t in (record.premise, record.hypothesis) if t]

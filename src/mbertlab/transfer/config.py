@@ -7,7 +7,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from mbertlab.config import (Config, LanguageName, Precision, SafeName, Seed, Steps, device_field, precision_field,
                              safe_name)
-from mbertlab.transfer.task_table import DATA_FORMATS, TASK_NAMES
+from mbertlab.transfer.task_table import DataFormatName, TaskName
 
 
 FileLanguage = Annotated[str, AfterValidator(lambda lang: lang and safe_name(lang))]  # '' (no name): scoring only
@@ -17,7 +17,7 @@ class DataFile(Config):
     lang: FileLanguage = Field(description="The file's language; it names prediction files.")
     split: SafeName = Field("test", description="train, dev or test.")
     path: str
-    format: Literal[DATA_FORMATS] = "conllu"
+    format: DataFormatName = "conllu"
     hypothesis_path: str | None = Field(None, description="XNLI: a parallel file (same examples, another "
                                         "language) whose hypotheses replace this file's (K et al. Table 11).")
     hypothesis_lang: LanguageName | None = None
@@ -29,7 +29,7 @@ class DataFile(Config):
 
 
 class TransferConfig(Config):
-    task: Literal[TASK_NAMES]
+    task: TaskName
     mode: Literal["finetune", "random_init", "freeze", "feature", "bilstm_crf", "probe", "majority"] = Field(
         "finetune", description="finetune: all weights; random_init: same shape, fresh weights (a control); "
         "freeze: bottom `freeze_layers` frozen (0 = embeddings); feature: frozen encoder, scalar mix of all "

@@ -12,13 +12,13 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from mbertlab.errors import ConfigError
-from mbertlab.formats.conllu import read_conllu, strip_subtype, write_conllu
+from mbertlab.formats.conllu import strip_subtype, write_conllu
 from mbertlab.formats.records import UPOS_TAGS, DepSentence
 from mbertlab.tasks.parsing.biaffine import IGNORE, BiaffineHead
 from mbertlab.tasks.parsing.metric import attachment_scores
 from mbertlab.tasks.tagging import Window, windows_for
 from mbertlab.transfer.adapter import TaskAdapter, batch_to, eval_batches, resolve
+from mbertlab.transfer.task_table import get_task
 
 log = logging.getLogger("mbertlab")
 UPOS_INDEX = {t: i for i, t in enumerate(UPOS_TAGS)}
@@ -35,13 +35,12 @@ class ParseItem:
 
 class ParsingAdapter(TaskAdapter):
     def read(self, file, root):
-        if file.format != "conllu":
-            raise ConfigError(f"{file.path}: parsing reads CoNLL-U, not {file.format}")
-        return read_conllu(resolve(file.path, root), v1_to_v2=file.v1_to_v2)
+        return get_task(self.task).read(resolve(file.path, root), file.format, v1_to_v2=file.v1_to_v2)
 
     def read_predictions(self, file, root):
         """A system output: any relation label is read as written (and scored wrong if it is not gold's)."""
-        return read_conllu(resolve(file.path, root), v1_to_v2=file.v1_to_v2, any_labels=True)
+        return get_task(self.task).read(resolve(file.path, root), file.format, v1_to_v2=file.v1_to_v2,
+                                        as_written=True)
 
     def fit_labels(self, train):
         self.load_label_state({"labels": sorted({strip_subtype(r) for s in train for r in s.deprels})})

@@ -9,37 +9,21 @@ from typing import Iterator
 
 import torch
 
-from mbertlab.errors import ConfigError
 from mbertlab.formats.records import TaggedSentence
 from mbertlab.tasks.ner import ner_metrics
 from mbertlab.tasks.tagging import IGNORE, TaggingHead, Window, collate, collect, windows_for
 from mbertlab.tasks.upos import upos_metrics
 from mbertlab.transfer.adapter import TaskAdapter, TaskModel, batch_to, eval_batches, resolve
 from mbertlab.transfer.config import DataFile
+from mbertlab.transfer.task_table import get_task
 
 
 def load_tagged(file: DataFile, task: str, root: Path | None = None, as_written: bool = False
                 ) -> Iterator[TaggedSentence]:
-    """The sentences of a data file as (tokens, tags). Gold NER files may be IOB1 (CoNLL-2003); a prediction
-    file is read `as_written` (BIO), so conlleval's reading of its tags, not an IOB1 conversion, decides its
-    entities."""
-    from mbertlab.formats.conllu import read_conllu
-    from mbertlab.formats.ner_columns import read_ner
-    from mbertlab.formats.udpos import read_udpos_tsv
-
+    """The sentences of a data file as (tokens, tags), read by the task table's reader for its format; a
+    prediction file is read `as_written` (formats/readers.py)."""
     path = resolve(file.path, root)
-    if file.format == "conllu":
-        if task != "upos":
-            raise ConfigError(f"{path}: a CoNLL-U file carries UPOS, not NER tags")
-        sents = (TaggedSentence(s.forms, s.upos, line=s.line)
-                 for s in read_conllu(path, v1_to_v2=file.v1_to_v2, any_labels=as_written))
-    elif file.format == "udpos":
-        sents = read_udpos_tsv(path)
-    elif file.format == "ner":
-        sents = read_ner(path, scheme="bio" if as_written else "auto")
-    else:
-        raise ConfigError(f"{path}: a {file.format} file has no word tags for task {task}")
-    return iter(sents)
+    return iter(get_task(task).read(path, file.format, v1_to_v2=file.v1_to_v2, as_written=as_written))
 
 
 def metrics_for(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict[str, float]:

@@ -1,17 +1,35 @@
 """The downstream tasks, one row each: the one place that knows a task's main metric, how tables name it,
-which files it reads and which adapter runs it.
+which file formats it reads and with which reader, where the data stages keep its files and which adapter
+runs it. Designs, configs, the taskdata stage and the adapters all take a task's name and files from here.
 
 An explicit table rather than registration on import, so reading it (the CLI, configs, report tables)
-never imports torch: each adapter is named "module:Class" and imported only when a run needs it.
+never imports torch: each adapter is named "module:Class" and imported only when a run needs it. A task of
+one's own (a sentence-pair set such as PAWS-X) is a row and a reader: `register_task(Task(...))` from one's
+module, or a row below (docs/adding-a-study.md).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Callable
+
+from pydantic import AfterValidator
 
 from mbertlab.errors import ConfigError
+from mbertlab.formats import readers
+from mbertlab.formats.ner_columns import write_ner
+from mbertlab.formats.xnli import write_pairs
+
+
+@dataclass(frozen=True)
+class Stored:
+    """Where a data stage keeps a task's files (`{lang}`, `{split}` filled in) and in which format; `write`
+    writes the task's records in that format (None: the stage only links or generates them)."""
+
+    pattern: str
+    format: str
+    write: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -20,10 +38,16 @@ class Task:
     title: str  # how tables name the task
     metric: str  # the result-row metric that selects the model and compares runs
     metric_title: str  # how tables name that metric
-    formats: tuple[str, ...]  # the data-file formats it reads; the first is the default
+    readers: tuple[tuple[str, Callable], ...]  # (format, reader(path, lang=, v1_to_v2=, as_written=)); first: default
     adapter: str  # "module:Class" of its TaskAdapter
+    generated: Stored | None = None  # where the generator writes it (None: it generates none)
+    gathered: Stored | None = None  # where the taskdata stage writes a real language's files (None: not gathered)
     suffix_formats: tuple[tuple[str, str], ...] = ()  # (file-name ending, format) overriding the default
     repaired: str = ""  # NER: the F1 after Wu & Dredze's repair of invalid I- starts, also in every run's rows
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return tuple(fmt for fmt, _ in self.readers)
 
     def reported(self, repair: bool = False) -> str:
         """The metric a paper's table reports: the main one, or the repaired F1 where the paper repaired
@@ -34,6 +58,14 @@ class Task:
         """The format of a file given without one: by its name's ending, else the task's default."""
         return next((fmt for end, fmt in self.suffix_formats if str(path).endswith(end)), self.formats[0])
 
+    def read(self, path: str | Path, fmt: str, **options) -> list:
+        """The task's records of a file (options: lang, v1_to_v2, as_written); a format the task does not
+        read is a config error naming the file."""
+        reader = dict(self.readers).get(fmt)
+        if reader is None:
+            raise ConfigError(f"{path}: task {self.name} reads {', '.join(self.formats)} files, not {fmt}")
+        return reader(path, **options)
+
     def adapter_class(self) -> type:
         """The adapter class, imported now (it imports torch)."""
         module, _, name = self.adapter.partition(":")
@@ -41,20 +73,32 @@ class Task:
 
 
 TASKS: dict[str, Task] = {t.name: t for t in (
-    Task("upos", "POS", "accuracy", "accuracy", ("conllu", "udpos"), "mbertlab.transfer.tagging:TaggingAdapter",
-         suffix_formats=((".tsv", "udpos"),)),
-    Task("ner", "NER", "f1", "entity F1", ("ner",), "mbertlab.transfer.tagging:TaggingAdapter",
-         repaired="f1_repaired"),
-    Task("parse", "Parsing", "las_nopunct", "LAS (no punctuation)", ("conllu",),
-         "mbertlab.transfer.parsing:ParsingAdapter"),
-    Task("xnli", "XNLI", "accuracy", "accuracy", ("xnli",), "mbertlab.transfer.classification:ClassificationAdapter"),
-    Task("mldoc", "MLDoc", "accuracy", "accuracy", ("mldoc",),
-         "mbertlab.transfer.classification:ClassificationAdapter"),
+    Task("upos", "POS", "accuracy", "accuracy",
+         (("conllu", readers.upos_from_conllu), ("udpos", readers.upos_from_tsv)),
+         "mbertlab.transfer.tagging:TaggingAdapter", suffix_formats=((".tsv", "udpos"),),
+         generated=Stored("{lang}/ud/{split}.conllu", "conllu"),
+         gathered=Stored("{lang}/upos/{split}.tsv", "udpos", write_ner)),  # token<TAB>tag, as NER columns
+    Task("ner", "NER", "f1", "entity F1", (("ner", readers.ner_from_columns),),
+         "mbertlab.transfer.tagging:TaggingAdapter", repaired="f1_repaired",
+         generated=Stored("{lang}/ner/{split}.txt", "ner"),
+         gathered=Stored("{lang}/ner/{split}.txt", "ner", write_ner)),
+    Task("parse", "Parsing", "las_nopunct", "LAS (no punctuation)", (("conllu", readers.trees_from_conllu),),
+         "mbertlab.transfer.parsing:ParsingAdapter", generated=Stored("{lang}/ud/{split}.conllu", "conllu")),
+    Task("xnli", "XNLI", "accuracy", "accuracy", (("xnli", readers.nli_pairs),),
+         "mbertlab.transfer.classification:ClassificationAdapter", generated=Stored("xnli/{lang}.{split}.tsv", "xnli"),
+         gathered=Stored("{lang}/xnli/{split}.tsv", "xnli", write_pairs)),
+    Task("mldoc", "MLDoc", "accuracy", "accuracy", (("mldoc", readers.mldoc_pairs),),
+         "mbertlab.transfer.classification:ClassificationAdapter",
+         generated=Stored("mldoc/{lang}.{split}.tsv", "mldoc")),
 )}
 
-TASK_NAMES = tuple(TASKS)
-TaskName = Literal[TASK_NAMES]  # a design that runs every task takes this, so a new task needs no edit there
-DATA_FORMATS = tuple(dict.fromkeys(f for t in TASKS.values() for f in t.formats))
+
+def register_task(task: Task) -> None:
+    """Add a task of one's own (a test, a user's module); its name must be new. It lives in the process
+    that registers it: register it where the spec's design is imported (`design: mymodule:name`)."""
+    if task.name in TASKS:
+        raise ConfigError(f"task {task.name!r} exists; choose another name")
+    TASKS[task.name] = task
 
 
 def get_task(name: str) -> Task:
@@ -62,3 +106,25 @@ def get_task(name: str) -> Task:
     if name not in TASKS:
         raise ConfigError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
     return TASKS[name]
+
+
+def data_formats() -> tuple[str, ...]:
+    """Every format some task reads, in table order."""
+    return tuple(dict.fromkeys(f for t in TASKS.values() for f in t.formats))
+
+
+def _known_task(name: str) -> str:
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
+    return name
+
+
+def _known_format(name: str) -> str:
+    if name not in data_formats():
+        raise ValueError(f"unknown format {name!r}; expected one of {', '.join(data_formats())}")
+    return name
+
+
+# Checked against the table when a config is read, not fixed at import: a registered task is accepted too.
+TaskName = Annotated[str, AfterValidator(_known_task)]
+DataFormatName = Annotated[str, AfterValidator(_known_format)]

@@ -229,10 +229,10 @@ def mixed_lang(premise: str, hypothesis: str) -> str:
 
 def _mixed(job: Job, data: Job, source: str, target: str) -> Job:
     """The XNLI job also scoring source premises with target hypotheses and the reverse (parallel files)."""
-    from mbertlab.store.layout import TASK_FILES
+    from mbertlab.store.layout import task_files
     from mbertlab.transfer.config import DataFile, TransferConfig
 
-    pattern, fmt = TASK_FILES[data.kind]["xnli"]
+    pattern, fmt = task_files(data.kind)["xnli"]
     extra = [DataFile(lang=mixed_lang(p, h), split="test", path=pattern.format(lang=p, split="test"), format=fmt,
                       hypothesis_path=pattern.format(lang=h, split="test"), hypothesis_lang=h)
              for p, h in ((source, target), (target, source))]

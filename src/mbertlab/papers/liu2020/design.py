@@ -24,7 +24,7 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.store.layout import TASK_FILES, TEXT_FILES
+from mbertlab.store.layout import TEXT_FILES, task_files
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
@@ -180,8 +180,8 @@ def _retrieval_settings(s: Liu2020Settings) -> dict[str, Any]:
     """Real data: POS classes from the source's UPOS training file where the spec gives one (none otherwise)."""
     if s.data.kind == "generated" or "treebank" in s.retrieval:
         return s.retrieval
-    has_train = "train" in s.data.languages[s.source].upos if s.source in s.data.languages else False
-    pattern = TASK_FILES["taskdata"]["upos"][0]
+    has_train = "train" in s.data.languages[s.source].tasks.get("upos", {}) if s.source in s.data.languages else False
+    pattern = task_files("taskdata")["upos"][0]
     return {**s.retrieval, "treebank": pattern.replace("{split}", "train") if has_train else None}
 
 

@@ -26,9 +26,9 @@ from pydantic import Field, model_validator
 
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.store.layout import TASK_FILES, linked_task_file, text_file
-from mbertlab.studies.data import GeneratedData
-from mbertlab.transfer.task_table import TaskName, get_task
+from mbertlab.store.layout import linked_task_file, task_files, text_file
+from mbertlab.studies.data import FilesData, GeneratedData, part
+from mbertlab.transfer.task_table import TaskName
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
 
@@ -53,29 +53,8 @@ class LangIdSettings(Config):
     random_init: bool = Field(True, description="Also probe a randomly initialised encoder of the same shape.")
 
 
-class SplitFile(Config):
-    path: str = Field(description="Relative to data.root.")
-    format: Literal["conllu", "ner", "udpos", "xnli", "mldoc"] | None = Field(None, description="Default: the "
-                                                                              "task's (udpos for UPOS .tsv files).")
-    start: int = Field(0, ge=0, description="Use examples [start, end), e.g. to split one dev file in two.")
-    end: int | None = Field(None, ge=1)
-
-
-class RealLanguage(Config):
-    text: str | None = Field(None, description="One sentence per line (language ID).")
-    tasks: dict[Task, dict[Literal["train", "dev", "test"], SplitFile]] = Field(default_factory=dict)
-
-
-class TaskFilesData(Config):
-    """Real task files for an existing encoder (the paper: mBERT on XNLI, MLDoc, CoNLL NER and UD)."""
-
-    kind: Literal["files"]
-    root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
-    languages: dict[str, RealLanguage] = Field(min_length=2)
-
-
 class Wd2019Settings(Config):
-    data: GeneratedData | TaskFilesData = Field(default_factory=GeneratedData, description="Generated languages "
+    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages "
                                             "(every task of the paper has files) or real files (kind: files, "
                                             "with `encoder`).")
     source: str = Field("src", description="The language every task is fine-tuned on (the paper: English).")
@@ -112,6 +91,8 @@ class Wd2019Settings(Config):
             raise ValueError("encoder: with an existing encoder directory leave out 'pretrain' and 'tokenizer'")
         if any(k < 0 for k in self.freeze or []):
             raise ValueError(f"freeze: layers must be >= 0, got {self.freeze}")
+        if self.data.kind == "files":
+            _check_linkable(self.data)
         return self
 
 
@@ -266,7 +247,20 @@ def _langid(s: Wd2019Settings, encoder: Job, data: Job, languages: list[str], se
 
 # ---- where the files are ------------------------------------------------------------------------
 
-def task_files_for(data: TaskFilesData, spec_dir: Path) -> Job:
+def _check_linkable(data: FilesData) -> None:
+    """This design links real files as they are (an existing encoder tokenizes them): no derived language,
+    no second text file, and two or more languages."""
+    if len(data.languages) < 2:
+        raise ValueError("data.languages: needs a source and one or more targets")
+    for lang, language in data.languages.items():
+        if language.derive is not None or language.lexicon is not None or language.max_sentences is not None:
+            raise ValueError(f"data.languages.{lang}: derive, lexicon and max_sentences need a design that "
+                             "pretrains on the text (k2020, liu2020, wd2020); wd2019 links the files as they are")
+        if len(language.text) > 1:
+            raise ValueError(f"data.languages.{lang}.text: one file (language ID reads it), got {len(language.text)}")
+
+
+def task_files_for(data: FilesData, spec_dir: Path) -> Job:
     """The task_files job linking every file the spec names (each missing file is one line of the error)."""
     from mbertlab.store.external import linked_file
     from mbertlab.studies.stages import task_files_job
@@ -274,9 +268,9 @@ def task_files_for(data: TaskFilesData, spec_dir: Path) -> Job:
     root = (spec_dir / data.root).resolve()
     files, problems = [], []
     for lang, language in data.languages.items():
-        named = [("text", text_file("task_files", lang, "train"), language.text)] if language.text else []
+        named = [("text", text_file("task_files", lang, "train"), language.text[0])] if language.text else []
         named += [(f"tasks.{task}.{split}", linked_task_file(lang, task, split, f.path), f.path)
-                  for task, splits in language.tasks.items() for split, f in splits.items()]
+                  for task, split, f in language.parts()]
         for key, dest, path in named:
             try:
                 files.append(linked_file(dest, root / path, f"data.languages.{lang}.{key}"))
@@ -290,14 +284,14 @@ def task_files_for(data: TaskFilesData, spec_dir: Path) -> Job:
 def task_file(s: Wd2019Settings, data: Job, lang: str, task: str, split: str) -> dict | None:
     """The DataFile keys of a language's task split (paths relative to the data artifact), or None."""
     if data.kind == "generate":
-        pattern, fmt = TASK_FILES["generate"][task]
+        pattern, fmt = task_files("generate")[task]
         return {"lang": lang, "split": split, "path": pattern.format(lang=lang, split=split), "format": fmt}
-    f = s.data.languages[lang].tasks.get(task, {}).get(split)
-    if f is None:
+    entry = s.data.languages[lang].tasks.get(task, {}).get(split)
+    if entry is None:
         return None
+    f = part(entry)
     return {"lang": lang, "split": split, "path": linked_task_file(lang, task, split, f.path),
-            "format": f.format or get_task(task).format_of(f.path),
-            "start": f.start, "end": f.end}
+            "format": f.format_for(task), "start": f.start, "end": f.end}
 
 
 def text_languages(s: Wd2019Settings, data: Job, languages: list[str]) -> list[str]:

@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 from mbertlab.analysis.regress import NestedTest, check_fit_factors
 from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
-from mbertlab.store.layout import TASK_FILES
+from mbertlab.store.layout import task_files
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
@@ -260,7 +260,7 @@ def _in_language_config(data: Job, task: str, lang: str, keys: dict[str, Any], s
     tested on its test file."""
     from mbertlab.transfer.config import TransferConfig
 
-    pattern, fmt = TASK_FILES[data.kind][task]
+    pattern, fmt = task_files(data.kind)[task]
     files = {sp: {"lang": lang, "split": sp, "path": pattern.format(lang=lang, split=sp), "format": fmt}
              for sp in ("train", "dev", "test") if has_split(data, task, lang, sp)}
     return parse_config(TransferConfig, {**keys, "task": task, "mode": mode, "seed": seed, "train": files["train"],
@@ -293,8 +293,8 @@ def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
 
     langs = []
     for lang in s.languages:
-        tasks = [{"task": t, "path": TASK_FILES[data.kind][t][0].format(lang=lang.name, split="train"),
-                  "cap": _finetune(s, lang).get("max_train_sentences"), "format": TASK_FILES[data.kind][t][1]}
+        tasks = [{"task": t, "path": task_files(data.kind)[t][0].format(lang=lang.name, split="train"),
+                  "cap": _finetune(s, lang).get("max_train_sentences"), "format": task_files(data.kind)[t][1]}
                  for t in s.tasks if has_task(data, t, lang.name)]
         langs.append({"name": lang.name, "tasks": tasks})
     return Job("wd2020_sizes", SizesConfig(languages=langs), (text, data), label="sizes (WikiSize)")

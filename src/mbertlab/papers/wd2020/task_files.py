@@ -3,17 +3,17 @@ every encoder's in-language score must clear before a claim about it means somet
 `O` everywhere scores F1 0.0, as the non-BERT baseline did on three lab languages)."""
 from __future__ import annotations
 
-from mbertlab.store.layout import TASK_FILES
+from mbertlab.store.layout import task_files
 from mbertlab.studies.jobs import Job
 
 
 def has_split(data: Job, task: str, lang: str, split: str) -> bool:
     """Generated languages have every split; real task data has the files the spec names."""
-    if task not in TASK_FILES[data.kind]:
+    if task not in task_files(data.kind):
         return False
     if data.kind == "generate":
         return True
-    files = {l.name: getattr(l, task) for l in data.config.languages}
+    files = {l.name: l.tasks.get(task, {}) for l in data.config.languages}
     return split in files.get(lang, {})
 
 
