@@ -4,13 +4,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from mbertlab.config import deep_merge, parse_config
 from mbertlab.data.generate.config import PRESETS, GenerateConfig, LanguageConfig
 from mbertlab.data.generate.grammar import Grammar
-from mbertlab.data.generate.realise import Spelling, Token, fake_spelling, fresh_spelling, realise
+from mbertlab.corpus.manipulations import WORD_MAPS, fake_script
+from mbertlab.data.generate.realise import Spelling, Token, derived_spelling, fresh_spelling, realise
 from mbertlab.data.generate.tasks import write_tasks
 from mbertlab.data.generate.write import write_conllu_tokens, write_lexicon, write_ner_tokens, write_text_tokens
 from mbertlab.errors import ConfigError
@@ -40,6 +42,14 @@ def ordered_languages(config: GenerateConfig) -> list[LanguageConfig]:
     return out
 
 
+def _respelling(lang) -> Callable[[str], str]:
+    """A derived language's word map: the registry's entry (corpus/manipulations.py), fake_script with the
+    language's own shift."""
+    if lang.variant == "fake_script":
+        return lambda text: fake_script(text, lang.script_shift)
+    return WORD_MAPS.get(lang.variant)
+
+
 def generate_into(config: GenerateConfig, out: Path) -> dict:
     grammar = Grammar(config)
     spellings: dict[str, Spelling] = {}
@@ -48,12 +58,12 @@ def generate_into(config: GenerateConfig, out: Path) -> dict:
     for lang in ordered_languages(config):
         base = spellings.get(lang.base) if lang.base else None
         rng = np.random.default_rng([config.seed, lang.sample_seed, 7])
-        if lang.variant == "fake_script":
-            spellings[lang.name] = fake_spelling(base, lang.script_shift)
-        elif lang.variant == "unigram":
+        if lang.variant == "unigram":
             spellings[lang.name] = base
-        else:
+        elif lang.variant == "fresh":
             spellings[lang.name] = fresh_spelling(grammar, lang, rng, base)
+        else:
+            spellings[lang.name] = derived_spelling(base, _respelling(lang))
         corpora[lang.name] = _sample_corpus(grammar, config, lang, spellings, corpora)
         summary[lang.name] = _write_language(out / lang.name, corpora[lang.name])
         summary[lang.name]["config"] = lang.model_dump(mode="json")

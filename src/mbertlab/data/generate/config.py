@@ -1,13 +1,25 @@
 """Config of generated languages: one shared grammar, languages that realise it differently."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from mbertlab.config import Config, LanguageName, Seed
+from mbertlab.corpus.manipulations import WORD_MAPS
 
-Variant = Literal["fresh", "fake_script", "unigram"]
+OWN_VARIANTS = ("fresh", "fake_script", "unigram")
+
+
+def _known_variant(name: str) -> str:
+    """The generator's own variants, or any word-by-word manipulation of the registry (a transliteration)."""
+    if name not in OWN_VARIANTS and name not in WORD_MAPS:
+        raise ValueError(f"unknown variant {name!r}; expected {', '.join(OWN_VARIANTS)} or a word-by-word "
+                         f"manipulation ({', '.join(WORD_MAPS)})")
+    return name
+
+
+Variant = Annotated[str, AfterValidator(_known_variant)]
 
 
 class LexiconSizes(Config):
@@ -31,8 +43,10 @@ class LanguageConfig(Config):
     name: LanguageName = Field(description="Language code used in file names and tables.")
     base: LanguageName | None = Field(None, description="Language this one derives from (its lexicon and corpus).")
     variant: Variant = Field("fresh", description="fresh: own word forms; fake_script: the base's forms "
-                             "rewritten in a disjoint script; unigram: the base's sentence lengths with words "
-                             "drawn i.i.d. from its unigram distribution.")
+                             "rewritten in a disjoint script (shifted by `script_shift`); unigram: the base's "
+                             "sentence lengths with words drawn i.i.d. from its unigram distribution; or the name "
+                             "of a word-by-word manipulation (corpus/manipulations.py WORD_MAPS) applied to each "
+                             "of the base's word forms and suffixes.")
     word_order: Literal["SVO", "SOV", "VSO"] = "SVO"
     adjective: Literal["before", "after"] = "before"
     adposition: Literal["pre", "post"] = "pre"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -38,10 +39,6 @@ class Spelling:
         return form
 
 
-def shift_text(text: str, shift: int) -> str:
-    return "".join(ch if ch.isspace() else chr(ord(ch) + shift) for ch in text)
-
-
 def fresh_spelling(grammar: Grammar, lang: LanguageConfig, rng: np.random.Generator,
                    base: Spelling | None) -> Spelling:
     """New word forms from the language's alphabet; names, numbers and a share of the base's words kept."""
@@ -76,10 +73,10 @@ def _new_form(cls: str, index: int, syllables: list[str], rng: np.random.Generat
             return form
 
 
-def fake_spelling(base: Spelling, shift: int) -> Spelling:
-    """The base's words in a disjoint script: same mapping, no shared character."""
-    return Spelling({k: shift_text(v, shift) for k, v in base.lexicon.items()},
-                    shift_text(base.plural, shift), shift_text(base.agreement, shift))
+def derived_spelling(base: Spelling, respell: Callable[[str], str]) -> Spelling:
+    """The base's words respelled one by one (fake script: the same mapping in a disjoint script, no shared
+    character); its suffixes too."""
+    return Spelling({k: respell(v) for k, v in base.lexicon.items()}, respell(base.plural), respell(base.agreement))
 
 
 def linearise(node: Node, lang: LanguageConfig) -> list[Node]:
