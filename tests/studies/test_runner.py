@@ -71,6 +71,15 @@ def test_parallel_workers_build_each_job_once(tmp_path):
         table_text(spec_serial, tmp_path / "w2").replace(str(tmp_path / "serial"), str(tmp_path))
 
 
+def test_workers_import_the_users_design_module(tmp_path):
+    """What a user's design module registers on import (a word map here; a task alike) exists in the spawned
+    workers, although the stage's builder lives in another module."""
+    path = write_spec(tmp_path / "toy.yaml", tmp_path, spell="toy-shout")
+    path.write_text(path.read_text().replace(TOY, "tests.studies.toyextension:toy"))
+    run_study(load_spec(path), context(tmp_path / "w"), jobs=2)
+    assert sorted(b for b in builds(tmp_path) if b.startswith("make")) == ["make A", "make BB"]
+
+
 def children(pid: int) -> list[int]:
     """Processes whose parent is `pid` (from /proc, so no procps is needed)."""
     out = []

@@ -24,12 +24,14 @@ class ToySettings(Config):
     seeds: list[int] = [0]
     sleep: float = 0.0
     log_dir: str
+    spell: str | None = None  # a word map (corpus/manipulations.py) the make stage respells its cell with
 
 
 class MakeConfig(Config):
     cell: str
     log_dir: str
     sleep: float
+    spell: str | None = None
 
 
 class ScoreConfig(Config):
@@ -48,7 +50,9 @@ def build_make(config: MakeConfig, inputs, ctx):
     def builder(out: Path) -> None:
         time.sleep(config.sleep)
         (out / "value.json").write_text(json.dumps({"value": len(config.cell)}))
-        _log(config.log_dir, f"make {config.cell}")
+        from mbertlab.corpus.manipulations import WORD_MAPS
+
+        _log(config.log_dir, f"make {WORD_MAPS.get(config.spell)(config.cell) if config.spell else config.cell}")
 
     _log(config.log_dir, f"rank {os.environ.get('RANK', '-')} of {os.environ.get('WORLD_SIZE', '-')}", "ranks.log")
     return ctx.store.build("toy_make", config, builder, inputs)
@@ -73,7 +77,8 @@ def plan(spec) -> list[Job]:
     s: ToySettings = spec.settings
     jobs = []
     for cell in s.cells:
-        make = Job("toy_make", MakeConfig(cell=cell, log_dir=s.log_dir, sleep=s.sleep), label=f"make {cell}")
+        make = Job("toy_make", MakeConfig(cell=cell, log_dir=s.log_dir, sleep=s.sleep, spell=s.spell),
+                   label=f"make {cell}")
         jobs += [Job("toy_score", ScoreConfig(cell=cell, seed=seed, log_dir=s.log_dir, sleep=s.sleep), (make,),
                      label=f"score {cell} {seed}", tags=(("cell", cell),)) for seed in s.seeds]
     return jobs

@@ -38,6 +38,11 @@ class Design:
     stage_kinds: Mapping[str, StageKind] = field(default_factory=dict)  # the design's own kinds (wd2020's, a user's)
 
 
+# The modules of users' designs imported so far: spawned workers import them too, so whatever they register on
+# import (a task, a word map, a stage kind) exists where the stages build.
+USER_MODULES: list[str] = []
+
+
 def get_design(name: str, spec_dir: Path | None = None) -> Design:
     """A built-in design by name, or `package.module:attribute` for a user's own, importable from the spec's
     folder (kept on the path, so spawned workers find the module too) or from PYTHONPATH."""
@@ -58,4 +63,6 @@ def get_design(name: str, spec_dir: Path | None = None) -> Design:
     if not isinstance(design, Design):
         raise ConfigError(f"design {name!r}: {module_name} has no Design named {attribute!r}")
     add_stage_kinds(design.stage_kinds)
+    if module_name not in USER_MODULES:
+        USER_MODULES.append(module_name)
     return design

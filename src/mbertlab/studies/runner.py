@@ -22,6 +22,7 @@ from mbertlab.progress import StageLines, progress
 from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
+from mbertlab.studies.designs import USER_MODULES
 from mbertlab.studies.jobs import Job, RunContext, StageKind, place_jobs, topological
 from mbertlab.studies.kinds import job_hash, stage_kind
 from mbertlab.studies.spec import StudySpec, read_spec_data
@@ -83,10 +84,15 @@ def build_job(job: Job, inputs: list[Artifact], ctx: RunContext) -> Artifact:
     return stage_kind(job.kind).build(job.config, inputs, ctx)
 
 
-def _init_worker(threads: str) -> None:
-    """A worker's share of the cores; and it dies with the runner (a killed `study run` must not leave
-    workers waiting forever on a pipe nobody writes to)."""
+def _init_worker(threads: str, modules: tuple[str, ...]) -> None:
+    """A worker's share of the cores, the users' design modules imported (what they register on import), and
+    it dies with the runner (a killed `study run` must not leave workers waiting forever on a pipe nobody
+    writes to)."""
+    import importlib
+
     os.environ["MBERTLAB_THREADS"] = threads
+    for module in modules:
+        importlib.import_module(module)
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         import ctypes
@@ -177,7 +183,7 @@ def _run_parallel(statuses, ctx, jobs, begun, finished) -> dict[Job, Artifact]:
     spawn = multiprocessing.get_context("spawn")
     threads = str(max(1, cpu_count() // jobs))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, initializer=_init_worker,
-                             initargs=(threads,)) as pool:
+                             initargs=(threads, tuple(USER_MODULES))) as pool:
         while pending or running:
             for status in [s for s in pending if all(i in built for i in s.job.inputs)]:
                 if status.state != "done" and len(running) >= jobs:
