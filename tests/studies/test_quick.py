@@ -128,38 +128,3 @@ def test_a_learning_rate_grid_is_selected_on_the_source_dev_file():
     grid = evaluated(["finetune.lr=[0.001, 0.003]"])
     assert grid == {(("src", "dev"), ("src", "test"), ("fake", "test")),
                     (("src", "dev"), ("src", "test"), ("unigram", "test"))}
-
-
-# A transliteration the way a researcher adds one: a single entry of the word-by-word manipulations.
-GREEK = str.maketrans("abcdefghiklmnoprstuxyz", "αβψδεφγηικλμνοπρστυχυζ")
-
-
-def _greek(word: str) -> str:
-    return word.lower().translate(GREEK)
-
-
-def test_a_transliterated_language_is_one_manipulation_entry(tmp_path, shared_data):
-    """Registering one word map derives a language through a study's data: `derive: {from: en, transform: ...}`
-    gives its text, task files (labels and token counts unchanged) and a gold lexicon, with no other edit."""
-    from mbertlab.corpus.manipulations import WORD_MAPS, register_word_map
-    from mbertlab.studies.runner import build_job
-
-    if "test-greek" not in WORD_MAPS:
-        register_word_map("test-greek", _greek)
-    spec = load_spec(REPO / "studies" / "k2020-lab.yaml", "test",
-                     ["data.languages.fake_en.derive.transform=test-greek"])
-    ctx = RunContext(ArtifactStore(tmp_path), ResultsDB(tmp_path / "results.db"), "k2020-lab")
-    corpus, taskdata = (next(j for j in study_jobs(spec) if j.kind == kind) for kind in ("corpus", "taskdata"))
-    text, tasks = build_job(corpus, [], ctx).path, build_job(taskdata, [], ctx).path
-    en = (text / "en" / "train.txt").read_text(encoding="utf-8").splitlines()
-    assert (text / "fake_en" / "train.txt").read_text(encoding="utf-8").splitlines() == [
-        " ".join(_greek(w) for w in line.split(" ")) for line in en]
-    for task, name in (("upos", "test.tsv"), ("ner", "train.txt")):
-        ours, theirs = ((tasks / lang / task / name).read_text(encoding="utf-8").splitlines() for lang in
-                        ("en", "fake_en"))
-        assert [line.split("\t")[1:] for line in theirs] == [line.split("\t")[1:] for line in ours]
-        assert [line.split("\t")[0] for line in theirs] == [_greek(line.split("\t")[0]) for line in ours]
-    lexicon = (tasks / "lexicon" / "en-fake_en.txt").read_text(encoding="utf-8").splitlines()
-    assert lexicon and all(b == _greek(a) for a, b in (line.split(" ") for line in lexicon))
-    with pytest.raises(ConfigError, match="unknown word-by-word manipulation 'greek'"):
-        load_spec(REPO / "studies" / "k2020-lab.yaml", "test", ["data.languages.fake_en.derive.transform=greek"])
