@@ -47,7 +47,12 @@ class PretrainConfig(Config):
     seed: Seed = 0
     model: ModelShape = Field(default_factory=ModelShape)
     init_from: str | None = Field(None, description="A Hugging Face masked-LM directory to continue from.")
-    steps: Steps = 1000
+    steps: Steps = Field(1000, description="Optimiser steps. With `epochs` set, the plan's estimate only: the run "
+                         "takes the steps that `epochs` resolves to.")
+    epochs: float | None = Field(None, gt=0.0, description="Passes over the shards' training windows, resolved when "
+                                 "the run opens (steps = ceil(epochs × windows / batch_size); a window is seq_len "
+                                 "tokens of a language's stream, or a sentence pair with layout: pairs), so an epoch "
+                                 "is a pass over the text whatever its sentences' length. None: `steps`.")
     batch_size: int = Field(128, ge=1, description="Sequences per optimiser step (all accumulation micro-batches).")
     accumulation: int = Field(1, ge=1, validate_default=True)
     seq_len: int = Field(16, ge=4, validate_default=True, description="Tokens per training window (XLM-style stream).")

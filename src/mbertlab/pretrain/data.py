@@ -6,6 +6,7 @@ draws exactly the batches an uninterrupted run would.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -258,3 +259,21 @@ def dev_batches(config: PretrainConfig, shards: ShardReader, masker: Masker) -> 
             batches.append(masker(windows, gen))  # (inputs [32, S], labels [32, S])
         out[lang] = batches
     return out
+
+
+def training_windows(config: PretrainConfig, shards: ShardReader) -> int:
+    """The windows one pass over the training text holds: each language's tokens cut into windows of the
+    sampler's content length (seq_len, less a marker), or its sentences two to a pair (layout: pairs)."""
+    if config.layout == "pairs":
+        return sum(shards.num_sentences(lang) // 2 for lang in shards.languages)
+    length = config.seq_len - (1 if config.markers else 0)
+    return sum(len(shards.tokens(lang)) // length for lang in shards.languages)
+
+
+def with_epoch_steps(config: PretrainConfig, shards: ShardReader) -> PretrainConfig:
+    """`config` with `epochs` resolved into steps on these shards (unchanged without `epochs`). The artifact's
+    hash is the config's as written; only the run reads the resolved steps."""
+    if config.epochs is None:
+        return config
+    steps = max(1, math.ceil(config.epochs * training_windows(config, shards) / config.batch_size))
+    return config.model_copy(update={"steps": steps})

@@ -20,7 +20,8 @@ import torch
 from mbertlab.errors import ConfigError
 from mbertlab.pretrain.checkpoint import TrainState, copy_tokenizer, process_rng, resume, save_checkpoint
 from mbertlab.pretrain.config import PretrainConfig, check_against_run
-from mbertlab.pretrain.data import Masker, MicroBatch, WindowSampler, dev_batches, training_data
+from mbertlab.pretrain.data import (Masker, MicroBatch, WindowSampler, dev_batches, training_data,
+                                    with_epoch_steps)
 from mbertlab.pretrain.distributed import World, no_sync, world_from_env
 from mbertlab.pretrain.evaluate import log_dev_scores
 from mbertlab.pretrain.model import autocast_for, load_model, new_model
@@ -117,6 +118,7 @@ def open_run(config: PretrainConfig, shards_dir: Path, out: Path | None, world: 
     world = world or world_from_env(device)
     seed_everything(config.seed)
     shards = ShardReader(shards_dir)
+    config = with_epoch_steps(config, shards)
     check_against_run(config, shards)
     if config.nsp and config.layout != "pairs":
         raise ConfigError("pretrain: nsp needs layout: pairs (next-sentence prediction is over sentence pairs)")

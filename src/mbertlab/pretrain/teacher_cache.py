@@ -14,7 +14,7 @@ from mbertlab.config import Config, content_hash
 from mbertlab.errors import ConfigError, DataError
 from mbertlab.pretrain.checkpoint import TrainState
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.data import Selection, training_data
+from mbertlab.pretrain.data import Selection, training_data, with_epoch_steps
 from mbertlab.pretrain.distill import load_teachers, teacher_logits, tempered
 from mbertlab.runtime import autocast_factory, ran_on, resolve_device, resolve_precision, to_device
 from mbertlab.tokenizers.shards import ShardReader, dtype_for
@@ -52,6 +52,7 @@ def cache_teacher_topk_into(config: PretrainConfig, shards_dir: Path, out: Path,
     int32 (gold ids).
     """
     shards = ShardReader(shards_dir)
+    config = with_epoch_steps(config, shards)
     if not 1 <= k <= shards.vocab_size:
         raise ConfigError(f"teacher cache: k must be in 1..{shards.vocab_size} (the vocabulary), got {k}")
     device = resolve_device(config.device)

@@ -47,6 +47,7 @@ class PretrainEstimate:
     cpu_hours: float
     disk_bytes: int
     tags: dict[str, str] = field(default_factory=dict)
+    epochs: float | None = None  # set: the run resolves its steps from the shards; `tokens` counts the spec's steps
 
 
 @dataclass
@@ -117,7 +118,7 @@ def estimate(status: JobStatus, vocab: int, vocab_from: str) -> PretrainEstimate
         job.label, job.kind, status.hash, status.state, shape.layers, shape.hidden, shape.heads,
         shape.intermediate or 4 * shape.hidden, vocab, vocab_from, parameters, tokens, flops,
         gpu_seconds(config, flops) / 3600, flops / CPU_FLOPS / 3600,
-        checkpoint_bytes(parameters, config.keep_checkpoints), dict(job.tags))
+        checkpoint_bytes(parameters, config.keep_checkpoints), dict(job.tags), config.epochs)
 
 
 def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = ()) -> StudyPlan:

@@ -3,8 +3,9 @@ encoders on one shared vocabulary — HL (hard labels, every language's full bud
 labels, every language cut to the smallest) and the distilled student (soft labels from monolingual
 teachers, balanced data) — scored by MLM MRR against the teachers (their Eq. 3) and by POS/NER probes
 in-language and zero-shot from the set's source language, or from every language (`probe_from: all`, the
-paper's). With `epochs`, every model trains for as many passes over its own training sentences (the paper's 10
-epochs), so HL takes more steps than HL balanced.
+paper's). With `epochs`, every model trains for as many passes over its own training data (the paper's 10
+epochs: over its sentences, or with `epoch_unit: window` over its text's windows), so HL takes more steps than
+HL balanced.
 """
 from __future__ import annotations
 
@@ -88,8 +89,12 @@ class Lms2023Settings(Config):
     sets: list[LanguageSet] = Field(min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     epochs: int | None = Field(None, ge=1, description="Train every model (teachers included) for this many passes "
-                               "over its own training sentences: steps = ceil(epochs × sentences / batch_size), one "
-                               "sentence a sequence. Null: every model takes pretrain.steps.")
+                               "over its own training data (`epoch_unit`). Null: every model takes pretrain.steps.")
+    epoch_unit: Literal["sentence", "window"] = Field("sentence", description="sentence: steps = ceil(epochs × "
+                                                      "sentences / batch_size), one sentence a sequence; window: "
+                                                      "passes over the text itself (the engine's `epochs`, "
+                                                      "resolved from the shards' tokens when the run opens; the "
+                                                      "sentence count stays as the plan's estimate).")
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="One tokenizer per set, on its full text.")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining keys of every model.")
     teacher: dict[str, Any] = Field(default_factory=dict, description="Overrides of `pretrain` for the teachers.")
@@ -247,7 +252,8 @@ def _for(s: Lms2023Settings, settings: dict[str, Any], sentences: int) -> dict[s
     if s.epochs is None:
         return settings
     batch = parse_config(PretrainConfig, {**settings, "seed": 0}, "study key 'pretrain'").batch_size
-    return {**settings, "steps": max(1, math.ceil(s.epochs * sentences / batch))}
+    steps = {"steps": max(1, math.ceil(s.epochs * sentences / batch))}
+    return {**settings, **steps, **({"epochs": s.epochs} if s.epoch_unit == "window" else {})}
 
 
 PROBE_SEED_STEP = 1000  # probe run r of model seed k seeds its probe with k + 1000·r
