@@ -33,6 +33,10 @@ TrainedMode = Literal["finetune", "feature", "bilstm_crf"]
 class Condition(Config):
     name: str = Field(description="Row label in the table, e.g. 'fake script'.")
     target: str = Field(description="Target language name (a language of the study data).")
+    test_on: str | None = Field(None, description="The language the tasks are tested on where the target's "
+                                "pretraining text stands in for it (K et al. Table 3: a corpus of words drawn "
+                                "from es's unigram distribution in pretraining, es's own test sets); default: the "
+                                "target.")
     source: str | None = Field(None, description="The language this condition's tasks are fine-tuned on "
                                "(default: the spec's), e.g. Fake-English in K et al.'s enfake-es B-BERT.")
     permute: float | None = Field(None, ge=0.0, le=1.0, description="Share p of the target's word-piece pairs "
@@ -118,7 +122,8 @@ def plan(spec: StudySpec) -> list[Job]:
     languages = stages.data_languages(data)
     problems = [f"{spec.source}: key 'conditions': {cond.name!r}: unknown language {lang!r} "
                 f"(data: {', '.join(languages)})"
-                for cond in s.conditions for lang in condition_languages(s, cond) if lang not in languages]
+                for cond in s.conditions for lang in {*condition_languages(s, cond), tested_language(cond)}
+                if lang not in languages]
     names = [c.name for c in s.conditions]
     by_name = {c.name: c for c in s.conditions}
     problems += [f"{spec.source}: key 'conditions': name {n!r} is used twice" for n in names if names.count(n) > 1]
@@ -158,9 +163,16 @@ def has_retrieval(s: ConditionsSettings, cond: Condition) -> bool:
     return s.retrieval and source_of(s, cond) == s.source
 
 
-def condition_languages(s: ConditionsSettings, cond: Condition) -> list[str]:
-    """The languages a condition's encoder is pretrained on and tested on: the source first, then the target."""
-    return list(dict.fromkeys((source_of(s, cond), cond.target, *cond.also)))
+def tested_language(cond: Condition) -> str:
+    """The language a condition's target scores are measured on: `test_on`, else the target."""
+    return cond.test_on or cond.target
+
+
+def condition_languages(s: ConditionsSettings, cond: Condition, tested: bool = False) -> list[str]:
+    """The languages a condition's encoder is pretrained on (tested: those it is tested on): the source first,
+    then the target."""
+    target = tested_language(cond) if tested else cond.target
+    return list(dict.fromkeys((source_of(s, cond), target, *cond.also)))
 
 
 def condition_settings(s: ConditionsSettings, cond: Condition) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -197,6 +209,7 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
     from mbertlab.studies import stages
 
     pair, source = condition_languages(s, cond), source_of(s, cond)
+    tested = condition_languages(s, cond, tested=True)
     tags = (("condition", cond.name),)
     tokenizer, pretrain = condition_settings(s, cond)
     controls = s.controls if cond.controls is None else cond.controls
@@ -204,7 +217,7 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
     shards = stages.shards_job(text, pair, tokenizer, tags)
     jobs: list[Job] = []
     if "majority" in controls:
-        jobs += [stages.transfer_job(None, data, task, source, pair, s.finetune, 0, "majority",
+        jobs += [stages.transfer_job(None, data, task, source, tested, s.finetune, 0, "majority",
                                      tags + (("control", "majority"),)) for task in tasks]
     for seed in cond.seeds or s.seeds:
         encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
@@ -213,9 +226,10 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
             for task in tasks:
-                job = stages.transfer_job(encoder, data, task, source, pair, s.finetune, seed,
+                job = stages.transfer_job(encoder, data, task, source, tested, s.finetune, seed,
                                           mode or s.task_modes.get(task, "finetune"), vtags)
-                jobs.append(_mixed(job, data, source, cond.target) if cond.mixed_pairs and task == "xnli" else job)
+                jobs.append(_mixed(job, data, source, tested_language(cond))
+                            if cond.mixed_pairs and task == "xnli" else job)
             if has_retrieval(s, cond):
                 jobs.append(stages.retrieval_job(encoder, data, text, source, cond.target, seed,
                                                  control == "random_init", vtags))

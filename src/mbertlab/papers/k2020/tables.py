@@ -14,7 +14,7 @@ from mbertlab.report.tables import Table, delta
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.papers.k2020.design import (condition_languages, has_retrieval, mixed_lang, setting_value,
-                                           source_of)
+                                          source_of, tested_language)
 from mbertlab.studies.published import Published, load_published
 from mbertlab.studies.rows import StudyRows, cell, lang_cell
 from mbertlab.studies.spec import StudySpec
@@ -90,9 +90,10 @@ def _task_table(s, task: str, conditions, rows) -> tuple[Table, dict]:
         trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
         random_ = rows.select("transfer", condition=cond.name, control="random_init", task=task)
         majority = rows.select("transfer", condition=cond.name, control="majority", task=task)
-        src, tgt = lang_cell(trained, metric, source_of(s, cond)), lang_cell(trained, metric, cond.target)
-        rnd, maj = lang_cell(random_, metric, cond.target), lang_cell(majority, metric, cond.target)
-        body.append([cond.name, cond.target, src, tgt, delta(src, tgt), rnd, maj])
+        target = tested_language(cond)
+        src, tgt = lang_cell(trained, metric, source_of(s, cond)), lang_cell(trained, metric, target)
+        rnd, maj = lang_cell(random_, metric, target), lang_cell(majority, metric, target)
+        body.append([cond.name, target, src, tgt, delta(src, tgt), rnd, maj])
         for name, shown in (("pretrained", tgt), ("random init", rnd), ("majority", maj)):
             series[name].append((shown.mean * 100 if shown.values else 0.0, shown.std * 100))
     return Table(f"{title} (%): fine-tuned on {sources(s, conditions)}, tested zero-shot", columns, body), series
@@ -135,7 +136,7 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
     tasks = all_tasks(s, listed)
     # the cells per task: (column key in paper.columns, header suffix, language or None for Δ)
     if spec_table.per_language:
-        langs = condition_languages(s, conditions[spec_table.rows[0].condition])
+        langs = condition_languages(s, conditions[spec_table.rows[0].condition], tested=True)
         parts = [(lang, lang, lang) for lang in langs]
     else:
         parts = [("source", source_header(s, listed), "source"), ("target", "target", "target"), ("delta", "Δ", None)]
@@ -146,10 +147,10 @@ def _factor_table(s, spec_table, rows, published: Published | None) -> Table:
     for row in spec_table.rows:
         cond = conditions[row.condition]
         level = row.level if row.level is not None else setting_value(s, cond, spec_table.key)
-        line: list = [level, cond.name, cond.target]
+        line: list = [level, cond.name, tested_language(cond)]
         for task in tasks:
             trained = rows.select("transfer", condition=cond.name, control="pretrained", task=task)
-            named = {"source": source_of(s, cond), "target": cond.target}
+            named = {"source": source_of(s, cond), "target": tested_language(cond)}
             cells = [lang_cell(trained, get_task(task).metric, named.get(lang, lang))
                      for _, _, lang in parts if lang is not None]
             line += cells if spec_table.per_language else [*cells, delta(*cells)]
@@ -223,7 +224,7 @@ def _mixed_pairs_table(s, conditions, rows, published: Published | None) -> Tabl
     for cond in conditions:
         trained = rows.select("transfer", condition=cond.name, control="pretrained", task="xnli")
         random_ = rows.select("transfer", condition=cond.name, control="random_init", task="xnli")
-        src, tgt = source_of(s, cond), cond.target
+        src, tgt = source_of(s, cond), tested_language(cond)
         for sides in PAPER_MIXED:
             premise, hypothesis = (src if side == "source" else tgt for side in sides)
             lang = premise if premise == hypothesis else mixed_lang(premise, hypothesis)
