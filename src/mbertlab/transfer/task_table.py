@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Annotated, Callable
+from typing import Annotated, Callable, Literal
 
 from pydantic import AfterValidator
 
@@ -106,6 +106,14 @@ def get_task(name: str) -> Task:
     if name not in TASKS:
         raise ConfigError(f"unknown task {name!r}; expected one of {', '.join(TASKS)}")
     return TASKS[name]
+
+
+def tasks_among(*names: str):
+    """A design's own subset of the table's tasks (those its plan knows how to run), as a config type; each
+    name must be a row, so a task renamed in the table fails at import, not in a run."""
+    for name in names:
+        get_task(name)
+    return Literal[names]
 
 
 def data_formats() -> tuple[str, ...]:

@@ -27,7 +27,10 @@ from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TEXT_FILES, task_files
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
+from mbertlab.transfer.task_table import tasks_among
 from mbertlab.studies.spec import StudySpec
+
+ZeroShotTask = tasks_among("xnli", "mldoc")  # the tasks this design runs, rows of the task table
 
 STATIC_NAMES = {"word2vec_sg": "word2vec (skip-gram)", "word2vec_cbow": "word2vec (CBOW)", "glove": "GloVe"}
 BERT = "BERT"
@@ -68,7 +71,7 @@ class Liu2020Settings(Config):
         default_factory=lambda: ["word2vec_sg", "word2vec_cbow", "glove"])
     static: dict[str, Any] = Field(default_factory=dict, description="StaticConfig keys (window, negative, epochs, "
                                    "...); `dim` is always the BERT hidden size.")
-    tasks: list[Literal["xnli", "mldoc"]] = Field(default_factory=lambda: ["xnli"], description="Zero-shot tasks "
+    tasks: list[ZeroShotTask] = Field(default_factory=lambda: ["xnli"], description="Zero-shot tasks "
                                                   "(generated data only; [] with real data).")
     bert_mode: Literal["feature", "finetune"] = Field("feature", description="feature: BERT as frozen features "
                                                       "under the same BiLSTM head as the static vectors.")

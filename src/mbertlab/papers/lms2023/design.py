@@ -18,7 +18,10 @@ from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.studies.data import GeneratedData
 from mbertlab.studies.jobs import Job
+from mbertlab.transfer.task_table import tasks_among
 from mbertlab.studies.spec import StudySpec
+
+ProbeTask = tasks_among("upos", "ner")  # the tasks this design runs, rows of the task table
 
 VARIANTS = ("HL", "HL balanced", "distilled")
 
@@ -100,7 +103,7 @@ class Lms2023Settings(Config):
     teacher: dict[str, Any] = Field(default_factory=dict, description="Overrides of `pretrain` for the teachers.")
     student: dict[str, Any] = Field(default_factory=lambda: {"temperature": 1.0, "hard_weight": 0.0},
                                     description="Overrides of `pretrain` for the student (temperature, hard_weight).")
-    tasks: list[Literal["upos", "ner"]] = Field(default_factory=lambda: ["upos", "ner"])
+    tasks: list[ProbeTask] = Field(default_factory=lambda: ["upos", "ner"])
     probe: dict[str, Any] = Field(default_factory=dict, description="Transfer keys of the probes (mode probe).")
     probe_runs: int = Field(1, ge=1, description="Probes per model and language, each from its own initialisation "
                             "(the paper: 5 on one pretraining). Run r > 0 seeds its probe with seed + 1000·r.")

@@ -25,10 +25,11 @@ from mbertlab.errors import ConfigError
 from mbertlab.store.layout import task_files
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
+from mbertlab.transfer.task_table import tasks_among
 from mbertlab.studies.spec import StudySpec
 from mbertlab.papers.wd2020.task_files import has_split, has_task, majority_jobs
 
-Task = Literal["upos", "ner", "parse"]
+Task = tasks_among("upos", "ner", "parse")
 Encoder = Literal["monolingual", "bilingual", "multilingual"]
 
 
