@@ -95,7 +95,8 @@ TASKS: dict[str, Task] = {t.name: t for t in (
 
 def register_task(task: Task) -> None:
     """Add a task of one's own (a test, a user's module); its name must be new. It lives in the process
-    that registers it: register it where the spec's design is imported (`design: mymodule:name`)."""
+    that registers it: register it in the module of the spec's design (`design: mymodule:name`), which
+    `study run --jobs N`'s workers import too."""
     if task.name in TASKS:
         raise ConfigError(f"task {task.name!r} exists; choose another name")
     TASKS[task.name] = task
