@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import logging
 import sys
 from pathlib import Path
@@ -85,6 +86,10 @@ def run(argv: list[str] | None = None) -> int:
             raise
         # the message quotes user values (labels, names, arguments): print it as text, never as markup
         err_console.print(Text.assemble(("error:", "bold red"), " ", str(err)), highlight=False, soft_wrap=True)
+        if getattr(err, "abandon_process", False):  # a dead peer rank: skip the destructors that could abort
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
         return 1
     except typer.Exit as err:
         return err.exit_code
