@@ -11,7 +11,7 @@ from mbertlab.formats.records import DepSentence, PairExample, TaggedSentence, T
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 
-def upos_from_conllu(path: str | Path, *, lang: str = "", v1_to_v2: bool = False, as_written: bool = False
+def upos_from_conllu(path: str | Path, *, v1_to_v2: bool = False, as_written: bool = False, **_
                      ) -> list[TaggedSentence]:
     """A treebank's words and UPOS tags; `as_written` (a prediction file) accepts any tag."""
     from mbertlab.formats.conllu import read_conllu

@@ -23,8 +23,9 @@ def task_files(stage: str) -> dict[str, tuple[str, str]]:
     table (generate: the generator's layout; taskdata: real files gathered, a derived language respelled)."""
     from mbertlab.transfer.task_table import TASKS
 
-    where = {"generate": lambda t: t.generated, "taskdata": lambda t: t.gathered}.get(stage, lambda t: None)
-    return {name: (stored.pattern, stored.format) for name, t in TASKS.items() if (stored := where(t))}
+    field = {"generate": "generated", "taskdata": "gathered"}.get(stage)
+    stored = {name: getattr(t, field) for name, t in TASKS.items()} if field else {}
+    return {name: (where.pattern, where.format) for name, where in stored.items() if where is not None}
 
 
 def text_file(stage: str, lang: str, split: str) -> str:

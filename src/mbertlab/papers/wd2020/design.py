@@ -292,10 +292,11 @@ def _data_jobs(s: Wd2020Settings, spec: StudySpec) -> tuple[Job, Job]:
 def _sizes_job(s: Wd2020Settings, text: Job, data: Job) -> Job:
     from mbertlab.corpus.stats import SizesConfig
 
+    stored = task_files(data.kind)
     langs = []
     for lang in s.languages:
-        tasks = [{"task": t, "path": task_files(data.kind)[t][0].format(lang=lang.name, split="train"),
-                  "cap": _finetune(s, lang).get("max_train_sentences"), "format": task_files(data.kind)[t][1]}
+        tasks = [{"task": t, "path": stored[t][0].format(lang=lang.name, split="train"),
+                  "cap": _finetune(s, lang).get("max_train_sentences"), "format": stored[t][1]}
                  for t in s.tasks if has_task(data, t, lang.name)]
         langs.append({"name": lang.name, "tasks": tasks})
     return Job("wd2020_sizes", SizesConfig(languages=langs), (text, data), label="sizes (WikiSize)")
