@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+from pydantic import ValidationError
 from transformers import AutoTokenizer
 
 from mbertlab.pretrain.checkpoint import list_checkpoints
@@ -29,3 +31,17 @@ def test_epochs_are_passes_over_the_training_windows(tmp_path, src_shards):
     assert [step for step, _ in list_checkpoints(tmp_path)][-1] == expected
     # without epochs, steps is the run's length; the hash is the config's as written either way
     assert with_epoch_steps(PretrainConfig.model_validate(TINY), ShardReader(src_shards)).steps == 1000
+
+
+def test_min_steps_floors_the_steps_epochs_resolve_to(src_shards):
+    shards = ShardReader(src_shards)
+    few = with_epoch_steps(PretrainConfig.model_validate({**TINY, "epochs": 0.05}), shards).steps
+    floored = PretrainConfig.model_validate({**TINY, "epochs": 0.05, "min_steps": few + 7})
+    assert with_epoch_steps(floored, shards).steps == few + 7
+    above = PretrainConfig.model_validate({**TINY, "epochs": 0.05, "min_steps": max(1, few - 3)})
+    assert with_epoch_steps(above, shards).steps == few  # a floor below the passes changes nothing
+
+
+def test_min_steps_without_epochs_is_refused():
+    with pytest.raises(ValidationError, match="min_steps 50 floors the steps that epochs resolves to"):
+        PretrainConfig.model_validate({**TINY, "min_steps": 50})

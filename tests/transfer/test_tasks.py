@@ -276,3 +276,28 @@ def test_a_frozen_encoder_scores_each_evaluation_batch_once_with_the_same_result
     assert len((kept / "history.jsonl").read_text().splitlines()) == 3
     assert kept_calls["train"] == calls["train"] > 0
     assert kept_calls["eval"] * 3 == calls["eval"] > 0  # three evaluations, the encoder run for the first only
+
+
+@pytest.mark.parametrize("mode", ["probe", "probe_random_init"])
+def test_the_probe_control_reads_fresh_frozen_weights_of_the_encoders_shape(tmp_path, tiny, mode, monkeypatch):
+    """probe_random_init is the probe's control: the same linear probe on the encoder's shape with fresh
+    weights, frozen; `probe` reads the encoder's own weights."""
+    import torch
+    from transformers import AutoModel
+
+    from mbertlab.transfer import encoder
+
+    seen = []
+    init = encoder.Features.__init__
+
+    def kept(self, enc, *args, **kwargs):
+        init(self, enc, *args, **kwargs)
+        seen.append((self, enc.embeddings.word_embeddings.weight.detach().clone()))
+
+    monkeypatch.setattr(encoder.Features, "__init__", kept)
+    run(tmp_path, tiny, mode, task="upos", mode=mode, train=ud("src", "train"), evaluate=[ud("src", "test")],
+        epochs=1, feature_lr=3e-3, seed=3)  # the tiny encoder itself was drawn with seed 0
+    saved = AutoModel.from_pretrained(tiny.encoder).embeddings.word_embeddings.weight
+    (features, weights), = seen
+    assert features.frozen and features.layer == -1 and weights.shape == saved.shape
+    assert torch.equal(weights, saved) == (mode == "probe")

@@ -53,6 +53,8 @@ class PretrainConfig(Config):
                                  "the run opens (steps = ceil(epochs × windows / batch_size); a window is seq_len "
                                  "tokens of a language's stream, or a sentence pair with layout: pairs), so an epoch "
                                  "is a pass over the text whatever its sentences' length. None: `steps`.")
+    min_steps: int | None = Field(None, ge=1, description="With `epochs`: at least this many steps, a floor for "
+                                  "models on little text, which a few passes leave on the MLM plateau.")
     batch_size: int = Field(128, ge=1, description="Sequences per optimiser step (all accumulation micro-batches).")
     accumulation: int = Field(1, ge=1, validate_default=True)
     seq_len: int = Field(16, ge=4, validate_default=True, description="Tokens per training window (XLM-style stream).")
@@ -96,6 +98,15 @@ class PretrainConfig(Config):
     hard_weight: float = Field(0.0, ge=0.0, le=1.0, description="distill: loss = w·hard + (1 − w)·soft.")
     teacher_cache: str | None = Field(None, description="distill: a top-k cache written by "
                                       "cache_teacher_topk_into for this data config, read instead of running teachers.")
+
+    @field_validator("min_steps")
+    @classmethod
+    def _min_steps_floors_epochs(cls, min_steps: int | None, info: ValidationInfo) -> int | None:
+        """A floor of the steps `epochs` resolves to; with `steps` alone it would do nothing, silently."""
+        if min_steps is not None and info.data.get("epochs") is None:
+            raise _invalid("min_steps {min_steps} floors the steps that epochs resolves to; set epochs (or raise "
+                           "steps)", min_steps=min_steps)
+        return min_steps
 
     @field_validator("accumulation")
     @classmethod

@@ -271,9 +271,10 @@ def training_windows(config: PretrainConfig, shards: ShardReader) -> int:
 
 
 def with_epoch_steps(config: PretrainConfig, shards: ShardReader) -> PretrainConfig:
-    """`config` with `epochs` resolved into steps on these shards (unchanged without `epochs`). The artifact's
-    hash is the config's as written; only the run reads the resolved steps."""
+    """`config` with `epochs` resolved into steps on these shards, at least `min_steps` (unchanged without
+    `epochs`). The artifact's hash is the config's as written; only the run reads the resolved steps."""
     if config.epochs is None:
         return config
-    steps = max(1, math.ceil(config.epochs * training_windows(config, shards) / config.batch_size))
+    passes = math.ceil(config.epochs * training_windows(config, shards) / config.batch_size)
+    steps = max(config.min_steps or 1, passes)
     return config.model_copy(update={"steps": steps})

@@ -30,10 +30,12 @@ class DataFile(Config):
 
 class TransferConfig(Config):
     task: TaskName
-    mode: Literal["finetune", "random_init", "freeze", "feature", "bilstm_crf", "probe", "majority"] = Field(
+    mode: Literal["finetune", "random_init", "freeze", "feature", "bilstm_crf", "probe", "probe_random_init",
+                  "majority"] = Field(
         "finetune", description="finetune: all weights; random_init: same shape, fresh weights (a control); "
         "freeze: bottom `freeze_layers` frozen (0 = embeddings); feature: frozen encoder, scalar mix of all "
         "layers, 2-layer BiLSTM; bilstm_crf: feature + CRF; probe: linear on frozen layer `probe_layer`; "
+        "probe_random_init: the same probe on the encoder's shape with fresh weights (the probe's control); "
         "majority: most frequent training label.")
     train: list[DataFile] = Field(min_length=1, description="One or more source files (their union trains).")
     evaluate: list[DataFile] = Field(min_length=1, description="Every file scored; the source language's dev "

@@ -17,7 +17,9 @@ from mbertlab.errors import DataError
 from mbertlab.runtime import attention_bias, attention_for, autocast_factory, resolve_precision
 from mbertlab.tasks.layers import ScalarMix
 
-FROZEN_MODES = ("feature", "bilstm_crf", "probe")
+FROZEN_MODES = ("feature", "bilstm_crf", "probe", "probe_random_init")
+PROBE_MODES = ("probe", "probe_random_init")
+RANDOM_INIT_MODES = ("random_init", "probe_random_init")  # the encoder's shape with fresh weights: controls
 CPU = torch.device("cpu")
 
 
@@ -82,7 +84,7 @@ class Features(nn.Module):
         self.encoder = encoder
         self.frozen = mode in FROZEN_MODES
         self.mix = ScalarMix(encoder.config.num_hidden_layers + 1) if mode in ("feature", "bilstm_crf") else None
-        self.layer = layer if mode == "probe" else None
+        self.layer = layer if mode in PROBE_MODES else None
         self.n_out = encoder.config.hidden_size
         self._kept: dict[tuple, tuple[torch.Tensor, ...]] = {}
         self._kept_bytes = 0

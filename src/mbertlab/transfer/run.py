@@ -96,7 +96,7 @@ def _source_dev(config: TransferConfig) -> str | None:
 
 
 def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_dev, device):
-    from mbertlab.transfer.encoder import Features, load_encoder
+    from mbertlab.transfer.encoder import RANDOM_INIT_MODES, Features, load_encoder
 
     history: list[Point] = []
     chosen = Selection()
@@ -104,7 +104,7 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
         for lr, batch_size, epochs in ((lr, b, e) for lr in config.lr for b in config.batch_size
                                        for e in config.epoch_grid):
             seed_everything(config.seed)
-            tokenizer, encoder = load_encoder(directory, config.mode == "random_init", config.seed, device)
+            tokenizer, encoder = load_encoder(directory, config.mode in RANDOM_INIT_MODES, config.seed, device)
             features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers, config.precision)
             model = TaskModel(features, adapter.head(features.n_out)).to(device)  # heads drawn on the CPU first
             pad = tokenizer.pad_token_id

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from mbertlab.config import Config
+from mbertlab.config import Config, deep_merge
 from mbertlab.errors import ConfigError
 from mbertlab.studies.data import FilesData, GeneratedData
 from mbertlab.studies.jobs import Job
@@ -101,7 +101,9 @@ class ConditionsSettings(Config):
     tasks: list[Task] = Field(default_factory=lambda: ["upos", "ner"])
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="Tokenizer config keys.")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining config keys.")
-    finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys.")
+    finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys of every task.")
+    task_finetune: dict[Task, dict[str, Any]] = Field(default_factory=dict, description="Per-task transfer keys "
+                                                      "over `finetune` (e.g. more epochs for NER).")
     task_modes: dict[Task, TrainedMode] = Field(default_factory=dict, description="How the pretrained "
                                                  "encoder is trained per task (default finetune), e.g. {ner: "
                                                  "bilstm_crf}: K et al.'s NER on frozen features.")
@@ -177,8 +179,6 @@ def condition_languages(s: ConditionsSettings, cond: Condition, tested: bool = F
 
 def condition_settings(s: ConditionsSettings, cond: Condition) -> tuple[dict[str, Any], dict[str, Any]]:
     """The (tokenizer, pretrain) keys of a condition: the spec's with the condition's merged over them."""
-    from mbertlab.config import deep_merge
-
     pretrain = deep_merge(s.pretrain, cond.pretrain)
     if cond.permute is not None:
         pretrain["permute"] = {**pretrain.get("permute", {}), cond.target: cond.permute}
@@ -216,8 +216,9 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
     tasks = s.tasks if cond.tasks is None else cond.tasks
     shards = stages.shards_job(text, pair, tokenizer, tags)
     jobs: list[Job] = []
+    finetune = {task: deep_merge(s.finetune, s.task_finetune.get(task, {})) for task in tasks}
     if "majority" in controls:
-        jobs += [stages.transfer_job(None, data, task, source, tested, s.finetune, 0, "majority",
+        jobs += [stages.transfer_job(None, data, task, source, tested, finetune[task], 0, "majority",
                                      tags + (("control", "majority"),)) for task in tasks]
     for seed in cond.seeds or s.seeds:
         encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
@@ -226,7 +227,7 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
             for task in tasks:
-                job = stages.transfer_job(encoder, data, task, source, tested, s.finetune, seed,
+                job = stages.transfer_job(encoder, data, task, source, tested, finetune[task], seed,
                                           mode or s.task_modes.get(task, "finetune"), vtags)
                 jobs.append(_mixed(job, data, source, tested_language(cond))
                             if cond.mixed_pairs and task == "xnli" else job)

@@ -24,6 +24,7 @@ from mbertlab.studies.spec import StudySpec
 ProbeTask = tasks_among("upos", "ner")  # the tasks this design runs, rows of the task table
 
 VARIANTS = ("HL", "HL balanced", "distilled")
+RANDOM_INIT = "random init"  # the variant tag of the probes' random-init control
 
 
 class SetLanguage(Config):
@@ -107,6 +108,9 @@ class Lms2023Settings(Config):
     probe: dict[str, Any] = Field(default_factory=dict, description="Transfer keys of the probes (mode probe).")
     probe_runs: int = Field(1, ge=1, description="Probes per model and language, each from its own initialisation "
                             "(the paper: 5 on one pretraining). Run r > 0 seeds its probe with seed + 1000·r.")
+    random_init_probes: bool = Field(True, description="In-language probes on an encoder of the models' shape with "
+                                     "fresh weights, per language, task and seed: the control the probe claims' "
+                                     "`learned` check holds every in-language probe above.")
     appendix_c: MonolingualSweep | None = Field(None, description="Monolingual distillation by corpus size "
                                                 "(Appendix C), in the first set that has the language.")
     in_language: Literal["all", "low", "none"] = Field("all", description="Languages probed in-language besides "
@@ -187,10 +191,12 @@ def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
                   "distilled": stages.student_job(shards["balanced"], teachers,
                                                   _for(s, {**s.pretrain, **s.student}, n_balanced), seed,
                                                   stags + (("variant", "distilled"),))}
-        scoring = parse_config(PretrainConfig, {**s.pretrain, "seed": seed}, "study key 'pretrain'")
+        scoring = parse_config(PretrainConfig, {**_unfloored(s.pretrain), "seed": seed}, "study key 'pretrain'")
         jobs.append(stages.balance_job(shards["full"], models, teachers, lset.groups(), scoring, stags))
         for variant, encoder in models.items():
             jobs += _probe_jobs(s, lset, data, encoder, seed, stags + (("variant", variant),))
+        if s.random_init_probes:  # the models' shape and vocabulary, HL's weights thrown away
+            jobs += _random_init_probe_jobs(s, lset, data, models["HL"], seed, stags + (("variant", RANDOM_INIT),))
         if sweep is not None:
             jobs.append(_sweep_job(s, sweep, sweep_shards, teachers[sweep.language], scoring, seed))
     return jobs + _majority_jobs(s, lset, data, tags)
@@ -232,15 +238,17 @@ def _sweep_shards(s: Lms2023Settings, lset: LanguageSet, data: Job, tok: Job, mo
 def _sweep_job(s: Lms2023Settings, sweep: MonolingualSweep, shards: dict[int, Job], own_teacher: Job,
                scoring, seed: int) -> Job:
     """Appendix C for one seed: hard-label models at every size (at the language's own share, the set's
-    teacher), students of each teacher size, all scored on the language's dev batches by one balance stage."""
+    teacher), students of each teacher size, all scored on the language's dev batches by one balance stage.
+    Every model here is monolingual: the students take the teachers' settings (their floor of steps) under
+    the student's."""
     from mbertlab.studies import stages
 
     tags = (("appendix", "C"), ("seed", str(seed)))
     lang, own = sweep.language, own_teacher.inputs[0]
-    hl = {size: own_teacher if job == own else
-          stages.pretrain_job(job, _for(s, {**s.pretrain, **s.teacher}, size * s.unit), seed, tags)
+    monolingual = {**s.pretrain, **s.teacher}
+    hl = {size: own_teacher if job == own else stages.pretrain_job(job, _for(s, monolingual, size * s.unit), seed, tags)
           for size, job in shards.items()}
-    student = {**s.pretrain, **s.student, "lr": scoring.lr * sweep.lr_factor}
+    student = {**monolingual, **s.student, "lr": scoring.lr * sweep.lr_factor}
     models = {sweep_label(size): job for size, job in hl.items()}
     for size, teacher in sweep.students():
         models[sweep_label(size, teacher)] = stages.student_job(shards[size], {lang: hl[teacher]},
@@ -249,14 +257,33 @@ def _sweep_job(s: Lms2023Settings, sweep: MonolingualSweep, shards: dict[int, Jo
 
 
 def _for(s: Lms2023Settings, settings: dict[str, Any], sentences: int) -> dict[str, Any]:
-    """Pretraining settings of a model trained on `sentences` sentences: `epochs` passes over them, if set."""
+    """Pretraining settings of a model trained on `sentences` sentences: `epochs` passes over them, if set, and
+    at least `min_steps` (the engine floors the steps it resolves from windows; sentences are counted here)."""
     from mbertlab.pretrain.config import PretrainConfig
 
     if s.epochs is None:
         return settings
-    batch = parse_config(PretrainConfig, {**settings, "seed": 0}, "study key 'pretrain'").batch_size
-    steps = {"steps": max(1, math.ceil(s.epochs * sentences / batch))}
-    return {**settings, **steps, **({"epochs": s.epochs} if s.epoch_unit == "window" else {})}
+    floor, rest = settings.get("min_steps") or 1, _unfloored(settings)
+    batch = parse_config(PretrainConfig, {**rest, "seed": 0}, "study key 'pretrain'").batch_size
+    steps = max(floor, math.ceil(s.epochs * sentences / batch))
+    if s.epoch_unit == "window":
+        return {**settings, "steps": steps, "epochs": s.epochs}
+    return {**rest, "steps": steps}
+
+
+def _random_init_probe_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job, shape: Job, seed: int,
+                            tags) -> list[Job]:
+    from mbertlab.studies import stages
+
+    return [stages.transfer_job(shape, data, task, l.name, [l.name], s.probe, seed, "probe_random_init", tags,
+                                label=f"{task} probe {RANDOM_INIT} {lset.name} {l.name} seed {seed}")
+            for task in s.tasks for l in lset.languages]
+
+
+def _unfloored(settings: dict[str, Any]) -> dict[str, Any]:
+    """Pretraining keys without `min_steps`, which floors only the steps of `epochs` (scoring keys, or steps
+    counted here)."""
+    return {k: v for k, v in settings.items() if k != "min_steps"}
 
 
 PROBE_SEED_STEP = 1000  # probe run r of model seed k seeds its probe with k + 1000·r
