@@ -51,6 +51,15 @@ def test_every_factor_reaches_the_stage_configs():
     assert (nsp.layout, nsp.nsp, pairs.layout, pairs.nsp) == ("pairs", True, "pairs", False)
     markers = _jobs(spec, "pretrain", "language markers")[0]
     assert markers.config.markers and markers.inputs[0].inputs[0].config.markers
+    # the marked encoder reads its markers in the task inputs too (pretrained and random-init), K et al.'s
+    # [CLS] A [SEP-A] B [SEP-B]; every other condition's inputs keep [SEP]
+    transfers = {(j.tag("condition"), j.config.mode, j.config.markers) for j in study_jobs(spec)
+                 if j.kind == "transfer"}
+    assert {m for c, mode, m in transfers if c == "language markers" and mode != "majority"} == {True}
+    assert not any(m for c, mode, m in transfers if c != "language markers" or mode == "majority")
+    # lab NER fine-tunes 10 epochs (2 left the source at 67-70 F1), XNLI 2
+    assert {(j.config.task, j.config.epochs) for j in study_jobs(spec) if j.kind == "transfer"} == {("xnli", 2.0),
+                                                                                                  ("ner", 10.0)}
     assert _jobs(spec, "tokenizer", "char tokens")[0].config.kind == "char"
     assert _jobs(spec, "tokenizer", "word tokens")[0].config.kind == "word"
     assert _jobs(spec, "tokenizer", "Fake-English")[0].config.kind == "wordpiece"

@@ -6,8 +6,9 @@ table (`tasks.py`) names each task's adapter and `adapter_for` imports it from t
 """
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import replace
 from itertools import islice
+from pathlib import Path
 from typing import Any, Iterable
 
 import torch
@@ -116,6 +117,22 @@ def read_records(adapter: TaskAdapter, file: DataFile, limit: int | None, root: 
     """Examples [start, end) of a file, at most `limit` of them."""
     stop = file.end if limit is None else min(file.end or file.start + limit, file.start + limit)
     return list(islice(adapter.read(file, root), file.start, stop))
+
+
+def with_markers(items: list, sep_id: int, markers: list[int]) -> list:
+    """K et al.'s language identity markers in the inputs: in every item the n-th [SEP] becomes markers[n] (the
+    last repeating), so a pair reads [CLS] A [SEP-a] B [SEP-b] and a tagged window [CLS] words [SEP-a]."""
+    def marked(item):
+        if hasattr(item, "windows"):  # a parse item: a sentence's windows
+            return replace(item, windows=[marked(w) for w in item.windows])
+        ids, seen = [], 0
+        for i in item.input_ids:
+            if i == sep_id:
+                i, seen = markers[min(seen, len(markers) - 1)], seen + 1
+            ids.append(i)
+        return replace(item, input_ids=ids)
+
+    return [marked(item) for item in items]
 
 
 def eval_batches(adapter: TaskAdapter, items: list, batch_size: int = 64):

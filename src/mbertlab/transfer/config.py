@@ -60,6 +60,9 @@ class TransferConfig(Config):
     max_length: int = Field(128, ge=8, description="Subwords per sequence (tagging slides a window beyond).")
     freeze_layers: int = 0
     probe_layer: int = Field(-1, description="probe: the hidden state used (0 = embeddings, -1 = last).")
+    markers: bool = Field(False, description="Language identity markers in the inputs (K et al. §3.4.2): each "
+                          "[SEP] becomes the [SEP-xx] of its segment's language (the file's `lang`, a pair's "
+                          "second segment `hypothesis_lang`); the tokenizer must have them (markers: true).")
     lstm_hidden: int = 256
     crf: bool = Field(False, description="NER/UPOS: a CRF on top of the tagging head.")
     gold_upos: bool = Field(False, description="parse: concatenate gold-UPOS embeddings (mBERT(Z+POS)).")

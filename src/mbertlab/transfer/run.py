@@ -19,7 +19,7 @@ from mbertlab.errors import ConfigError
 from mbertlab.runtime import record_runtime, resolve_device, resolve_precision, seed_everything, setup_torch
 from mbertlab.store.artifacts import Artifact, ArtifactStore, external, final_path
 from mbertlab.store.results import ResultRow, ResultsDB
-from mbertlab.transfer.adapter import TaskAdapter, TaskModel, adapter_for, read_records
+from mbertlab.transfer.adapter import TaskAdapter, TaskModel, adapter_for, read_records, with_markers
 from mbertlab.transfer.config import DataFile, TransferConfig
 
 
@@ -67,7 +67,8 @@ def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Pat
                       model_name: str, data_root: Path | None = None, study: str = "") -> None:
     setup_torch()
     adapter = adapter_for(config.task, config)
-    train = [r for f in config.train for r in read_records(adapter, f, config.max_train_sentences, data_root)]
+    train_files = [(f, read_records(adapter, f, config.max_train_sentences, data_root)) for f in config.train]
+    train = [r for _, records in train_files for r in records]
     evals = [(f, read_records(adapter, f, config.max_eval_sentences, data_root)) for f in config.evaluate]
     adapter.fit_labels(train)
     source_dev = _source_dev(config)
@@ -79,7 +80,7 @@ def run_transfer_into(config: TransferConfig, encoder_dir: Path | None, out: Pat
         if encoder_dir is None:
             raise ConfigError(f"transfer mode {config.mode!r} needs an encoder (--encoder)")
         device = resolve_device(config.device)
-        history, chosen = _grid(config, adapter, encoder_dir, train, evals, source_dev, device)
+        history, chosen = _grid(config, adapter, encoder_dir, train_files, evals, source_dev, device)
         record_runtime(out, device, resolve_precision(config.precision, device))
     _write_outputs(config, adapter, evals, history, chosen, out, data_root)
     results.add(_rows(config, adapter, history, chosen, source_dev, model_name, study, out),
@@ -95,7 +96,7 @@ def _source_dev(config: TransferConfig) -> str | None:
     return devs[0] if devs else None
 
 
-def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_dev, device):
+def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train_files, evals, source_dev, device):
     from mbertlab.transfer.encoder import RANDOM_INIT_MODES, Features, load_encoder
 
     history: list[Point] = []
@@ -108,8 +109,8 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
             features = Features(encoder, config.mode, config.probe_layer, config.freeze_layers, config.precision)
             model = TaskModel(features, adapter.head(features.n_out)).to(device)  # heads drawn on the CPU first
             pad = tokenizer.pad_token_id
-            items = adapter.encode(tokenizer, train, training=True)
-            encoded = [adapter.encode(tokenizer, records, training=False) for _, records in evals]
+            items = [i for f, records in train_files for i in _encode(config, adapter, tokenizer, f, records, True)]
+            encoded = [_encode(config, adapter, tokenizer, f, records, False) for f, records in evals]
 
             def evaluate(step: int, epoch: float) -> float | None:
                 preds = [adapter.predict(model, e, r, pad) for e, (_, r) in zip(encoded, evals)]
@@ -128,6 +129,24 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train, evals, source_
 
             fit(adapter, model, items, config, lr, batch_size, epochs, pad, evaluate)
     return history, chosen
+
+
+def _encode(config: TransferConfig, adapter: TaskAdapter, tokenizer, file: DataFile, records: list,
+            training: bool) -> list:
+    """One file's records as model inputs; with `markers`, each [SEP] is its segment's language marker."""
+    items = adapter.encode(tokenizer, records, training=training)
+    if not config.markers:
+        return items
+    from mbertlab.tokenizers.train import marker_token
+
+    ids = []
+    for lang in [file.lang] + ([file.hypothesis_lang] if file.hypothesis_lang else []):
+        found = tokenizer.convert_tokens_to_ids(marker_token(lang))
+        if found is None or found == tokenizer.unk_token_id:
+            raise ConfigError(f"transfer: key 'markers': the tokenizer has no {marker_token(lang)} for {file.path} "
+                              f"(language {lang!r}); markers need a tokenizer trained with markers: true")
+        ids.append(found)
+    return with_markers(items, tokenizer.sep_token_id, ids)
 
 
 def _candidates(config: TransferConfig, encoder_dir: Path) -> list[tuple[int | None, Path]]:

@@ -220,6 +220,8 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
     if "majority" in controls:
         jobs += [stages.transfer_job(None, data, task, source, tested, finetune[task], 0, "majority",
                                      tags + (("control", "majority"),)) for task in tasks]
+    # an encoder pretrained with language markers reads them in its task inputs too (K et al.'s input format)
+    marked = {"markers": True} if pretrain.get("markers") else {}
     for seed in cond.seeds or s.seeds:
         encoder = stages.pretrain_job(shards, pretrain, seed, tags + (("seed", str(seed)),))
         variants = [("pretrained", None)]
@@ -227,7 +229,7 @@ def _condition_jobs(s: ConditionsSettings, cond: Condition, text: Job, data: Job
         for control, mode in variants:
             vtags = tags + (("seed", str(seed)), ("control", control))
             for task in tasks:
-                job = stages.transfer_job(encoder, data, task, source, tested, finetune[task], seed,
+                job = stages.transfer_job(encoder, data, task, source, tested, {**finetune[task], **marked}, seed,
                                           mode or s.task_modes.get(task, "finetune"), vtags)
                 jobs.append(_mixed(job, data, source, tested_language(cond))
                             if cond.mixed_pairs and task == "xnli" else job)
