@@ -69,16 +69,18 @@ def test_lab_scale_trains_equal_epochs_with_floors_and_probes_every_pair():
     the set, tested on every one (Table 3's zero-shot averages all source-target pairs)."""
     spec = load_spec("lms2023", "lab")
     s, jobs = spec.settings, study_jobs(spec)
-    batch, floor, teacher_floor = s.pretrain["batch_size"], s.pretrain["min_steps"], s.teacher["min_steps"]
+    batch, floor, teacher_floor, hl_floor = (s.pretrain["batch_size"], s.pretrain["min_steps"],
+                                             s.teacher["min_steps"], s.hl["min_steps"])
     models = {j.tag("lang") or j.tag("variant"): j.config for j in jobs
               if j.kind in ("pretrain", "student") and j.tag("set") == "shared script" and j.tag("seed") == "0"}
     assert {c.epochs for c in models.values()} == {s.epochs}  # passes over windows, resolved when a run opens
     steps = {name: c.steps for name, c in models.items()}  # the plan's estimate, floored as the engine floors
-    assert steps["HL"] == max(floor, math.ceil(s.epochs * sum(SHARES) * s.unit / batch))
+    assert steps["HL"] == max(hl_floor, math.ceil(s.epochs * sum(SHARES) * s.unit / batch))
     assert steps["HL balanced"] == steps["distilled"] == max(floor, math.ceil(s.epochs * 7 * min(SHARES) * s.unit
                                                                                / batch))
     assert [models[l].min_steps for l in LANGS["shared script"]] == [teacher_floor] * 7
-    assert models["HL"].min_steps == models["distilled"].min_steps == floor > teacher_floor
+    assert models["HL balanced"].min_steps == models["distilled"].min_steps == floor > teacher_floor
+    assert models["HL"].min_steps == hl_floor > floor  # HL keeps more steps than the balanced models
     assert {j.config.min_steps for j in jobs if j.tag("appendix") and j.kind in ("pretrain", "student")} == {
         teacher_floor}  # monolingual models
     assert teacher_floor > s.pretrain["warmup"]  # the smallest teacher still reaches its full learning rate

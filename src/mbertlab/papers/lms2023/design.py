@@ -102,6 +102,8 @@ class Lms2023Settings(Config):
     tokenizer: dict[str, Any] = Field(default_factory=dict, description="One tokenizer per set, on its full text.")
     pretrain: dict[str, Any] = Field(default_factory=dict, description="Pretraining keys of every model.")
     teacher: dict[str, Any] = Field(default_factory=dict, description="Overrides of `pretrain` for the teachers.")
+    hl: dict[str, Any] = Field(default_factory=dict, description="Overrides of `pretrain` for HL (every "
+                               "language's full corpus), e.g. its floor of steps.")
     student: dict[str, Any] = Field(default_factory=lambda: {"temperature": 1.0, "hard_weight": 0.0},
                                     description="Overrides of `pretrain` for the student (temperature, hard_weight).")
     tasks: list[ProbeTask] = Field(default_factory=lambda: ["upos", "ner"])
@@ -184,7 +186,7 @@ def _set_jobs(s: Lms2023Settings, lset: LanguageSet, data: Job) -> list[Job]:
         stags = tags + (("seed", str(seed)),)
         teachers = {l: stages.pretrain_job(mono[l], _for(s, {**s.pretrain, **s.teacher}, budgets[l]), seed,
                                            stags + (("variant", "teacher"), ("lang", l))) for l in names}
-        models = {"HL": stages.pretrain_job(shards["full"], _for(s, s.pretrain, n_full), seed,
+        models = {"HL": stages.pretrain_job(shards["full"], _for(s, {**s.pretrain, **s.hl}, n_full), seed,
                                             stags + (("variant", "HL"),)),
                   "HL balanced": stages.pretrain_job(shards["balanced"], _for(s, s.pretrain, n_balanced), seed,
                                                      stags + (("variant", "HL balanced"),)),
