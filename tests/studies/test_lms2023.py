@@ -109,6 +109,21 @@ def test_lab_scale_trains_equal_epochs_with_floors_and_probes_every_pair():
         load_spec("lms2023", "lab", overrides=["in_language=low"])
 
 
+def test_a_floor_counted_in_sentences_is_applied_by_the_design():
+    """With `epoch_unit: sentence` the design counts the steps itself: the floor raises them and leaves the
+    stage config (the engine's `min_steps` needs `epochs`, which a sentence count does not set)."""
+    spec = load_spec("lms2023", "lab", overrides=["epoch_unit=sentence"])
+    s, jobs = spec.settings, study_jobs(spec)
+    models = {j.tag("lang") or j.tag("variant"): j.config for j in jobs
+              if j.kind in ("pretrain", "student") and j.tag("set") == "shared script" and j.tag("seed") == "0"}
+    batch = s.pretrain["batch_size"]
+    assert {(c.epochs, c.min_steps) for c in models.values()} == {(None, None)}
+    assert models["HL"].steps == max(s.hl["min_steps"], math.ceil(s.epochs * sum(SHARES) * s.unit / batch))
+    assert models["HL balanced"].steps == models["distilled"].steps == s.pretrain["min_steps"]
+    assert [models[l].steps for l in LANGS["shared script"]] == [
+        max(s.teacher["min_steps"], math.ceil(s.epochs * share * s.unit / batch)) for share in SHARES]
+
+
 def test_paper_scale_runs_five_probes_per_model_each_from_its_own_initialisation():
     """Table 3: "Each entry is a mean of 5 runs with different probe initialization." Every probe of the lab's
     one-run plan is run 0 of the paper's, with the same seed; runs 1-4 differ only in the probe's seed."""
