@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +19,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def run_torchrun(args: list[str], env: dict[str, str]) -> None:
+    """Two ranks under torchrun on a free port. A port that another process took between the probe and torchrun's
+    bind (the suite runs in parallel) is tried again, at most 3 ports; any other failure shows torchrun's stderr."""
+    torchrun = Path(sys.executable).with_name("torchrun")
+    for _ in range(3):
+        done = subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), *args],
+                              env=env, capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+        if "address already in use" not in done.stderr.lower():
+            break
+    pytest.fail(f"torchrun exited with {done.returncode}; its stderr ends:\n{done.stderr[-4000:]}")
 
 
 def test_slices_with_global_normaliser_sum_to_the_full_batch_gradient():
@@ -46,9 +61,7 @@ def test_pretrain_command_under_torchrun(tmp_path, src_shards):
     """`torchrun --nproc_per_node 2 -m mbertlab pretrain` (gradients accumulated over 2 micro-batches under
     no_sync) builds one artifact equal to a single process's within 1e-5."""
     import shutil
-    from pathlib import Path
 
-    torchrun = Path(sys.executable).with_name("torchrun")
     shards_dir = tmp_path / "w" / "shards" / "0123456789abcdef"
     shutil.copytree(src_shards, shards_dir)
     (shards_dir / "meta.json").write_text("{}")
@@ -57,8 +70,7 @@ def test_pretrain_command_under_torchrun(tmp_path, src_shards):
             "--set", "model.layers=1", "--set", "precision=fp32"]
     cmd = ["-m", "mbertlab", "--workdir", str(tmp_path / "w"), "pretrain", "--shards", str(shards_dir), *sets]
     env = {**os.environ, "MBERTLAB_THREADS": "1"}
-    subprocess.run([str(torchrun), "--nproc_per_node", "2", "--master_port", str(free_port()), *cmd], check=True,
-                   env=env, capture_output=True)
+    run_torchrun(cmd, env)
     [built] = [p for p in (tmp_path / "w" / "pretrain").iterdir() if not p.name.startswith(".")]
     single = subprocess.run([sys.executable, *cmd[:2], "--workdir", str(tmp_path / "w1"), *cmd[4:]], check=True,
                             env=env, capture_output=True, text=True).stdout.strip().splitlines()[-1]
