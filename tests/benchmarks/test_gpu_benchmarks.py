@@ -69,3 +69,32 @@ def test_gpu_finetune_prints_sentences_per_second_and_ratio(shared_data):
         assert math.isclose(got[f"ratio_{task}"], rates[task, "ours"] / rates[task, "HF Trainer"], rel_tol=0.03,
                             abs_tol=0.001)
     assert out.rstrip().splitlines()[-1] == f"ratio={min(got[f'ratio_{t}'] for t in ('upos', 'ner', 'xnli')):.3f}"
+
+
+def test_busy_share_is_the_union_of_device_intervals_over_the_steps_window():
+    """Against a count on a grid of 1 µs cells: overlapping, nested and out-of-window kernels."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from gpu_busy import busy_from_trace
+
+    kernels = [(5, 20), (10, 15), (18, 30), (40, 41), (95, 130), (-10, 2)]
+    steps = [(0, 50), (50, 100)]
+    events = [{"ph": "X", "name": f"ProfilerStep#{i}", "cat": "user_annotation", "ts": a, "dur": b - a, "tid": 1}
+              for i, (a, b) in enumerate(steps)]
+    events += [{"ph": "X", "name": "k", "cat": "kernel", "ts": a, "dur": b - a, "tid": 7} for a, b in kernels]
+    events += [{"ph": "X", "name": "aten::mm", "cat": "cpu_op", "ts": 0, "dur": 100, "tid": 1}]  # not device work
+    covered = [any(a <= t < b for a, b in kernels) for t in range(0, 100)]
+    idle_runs, run_ = [], 0
+    for c in covered:
+        run_ = 0 if c else run_ + 1
+        idle_runs.append(run_)
+    busy, window, gap, recorded = busy_from_trace(events, "cuda")
+    assert (busy, window, gap, recorded) == (sum(covered) / 100, 100, max(idle_runs), 2)
+
+
+@pytest.mark.slow
+def test_gpu_busy_prints_each_shape_and_the_lowest():
+    out = run("gpu_busy.py", "--shapes", "tiny", "--steps", "3", "--skip", "1")
+    got = values(out)
+    line = re.search(r"tiny: 5 steps .* 3 recorded steps: .* device busy ([\d.]+)", out)
+    assert line and math.isclose(float(line[1]), got["busy_tiny"], abs_tol=1e-3)
+    assert 0 < got["busy"] <= 1 and out.rstrip().splitlines()[-1] == f"busy={got['busy_tiny']:.4f}"
