@@ -290,3 +290,25 @@ def test_learned_compares_each_language_with_its_own_control():
     check = {"kind": "learned", "select": {"transfer": "in-language"}, "against": [{"variant": "majority"}]}
     v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, rows)
     assert v.state == UNINFORMATIVE and "seed 0: 0.55 vs variant=majority 0.6" in v.checks[0].text
+
+
+def test_learned_compares_a_language_in_two_sets_with_its_own_sets_control():
+    """One language probed in two sets: each set's probe against that set's random-init control, not their mean
+    (pooled, set B's 0.80 would sit at the mean control 0.80 and fail; set A's 0.95 would clear it by 0.15)."""
+    def probe(value, seed, variant, group):
+        return ResultRow("accuracy", value, train_lang="x", test_lang="x", seed=seed,
+                         extra={"variant": variant, "set": group, "transfer": "in-language", "lr": 5e-5})
+
+    rows = [probe(v, s, "distilled", g) for s in range(3) for g, v in (("A", 0.95), ("B", 0.80))]
+    rows += [probe(c, s, "random init", g) for s in range(3) for g, c in (("A", 0.90), ("B", 0.70))]
+    rows += [ResultRow("accuracy", 0.2, train_lang="x", test_lang="x", seed=0,
+                       extra={"variant": "majority", "set": g, "transfer": "in-language", "lr": 0.0}) for g in "AB"]
+    check = {"kind": "learned", "select": {"transfer": "in-language"}, "margin": 0.02,
+             "against": [{"variant": "majority"}, {"variant": "random init"}]}
+    v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, rows)
+    assert v.checks[0].passed, v.checks[0].text
+    assert "0.95 vs variant=random init 0.9 (+0.05" in v.checks[0].text  # the lowest: set A against its own
+    swapped = [probe(0.80 if r.extra["set"] == "A" else 0.95, r.seed, "distilled", r.extra["set"])
+               if r.extra["variant"] == "distilled" else r for r in rows]
+    v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, swapped)
+    assert v.state == UNINFORMATIVE and "0.8 vs variant=random init 0.9 (-0.1" in v.checks[0].text
