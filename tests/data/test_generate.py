@@ -166,3 +166,35 @@ def test_tasks_leave_the_preset_hash_alone():
     assert "tasks" not in config.model_dump()
     changed = preset_config("quick", 0, {"tasks": {"topic_bias": 0.5}})
     assert changed.content_hash() != config.content_hash()
+
+
+def test_entities_by_role_follow_the_clause_and_leave_the_text_alone(generated, tmp_path):
+    """`entities: by_role`: the same words as the lexical default, each name typed by its place in the tree (read
+    with the `conllu` library: a `flat` token takes its head's relation), and name words that take two types."""
+    import conllu
+
+    out = tmp_path / "by_role"
+    generate_into(preset_config("quick", 0, {**SMALL, "entities": "by_role"}), out)
+    role = {"nsubj": "PER", "obj": "ORG", "obl": "LOC", "nmod": "LOC"}
+    for lang in ("src", "fake_sov"):
+        assert (out / lang / "text" / "train.txt").read_bytes() == (generated / lang / "text" / "train.txt").read_bytes()
+        with open(out / lang / "ud" / "train.conllu", encoding="utf-8") as f:
+            trees = list(conllu.parse_incr(f))
+        ner = list(read_ner(out / lang / "ner" / "train.txt", scheme="bio"))
+        lexical = list(read_ner(generated / lang / "ner" / "train.txt", scheme="bio"))
+        types: dict[str, set[str]] = {}
+        names = 0
+        for tree, tagged, before in zip(trees, ner, lexical, strict=True):
+            by_id = {t["id"]: t for t in tree}
+            for token, tag, old in zip(tree, tagged.tags, before.tags, strict=True):
+                assert (tag == "O") == (old == "O") and (tag == "O") == (token["upos"] != "PROPN")
+                if token["upos"] != "PROPN":
+                    continue
+                names += 1
+                head = by_id[token["head"]] if token["deprel"] == "flat" else token
+                assert tag[2:] == role[head["deprel"]], (lang, tree.metadata, token["form"])
+                types.setdefault(token["form"], set()).add(tag[2:])
+        assert names > 100 and sum(len(t) > 1 for t in types.values()) > 10
+        # the default: one type per name word
+        assert all(len({tag[2:] for s in lexical for w, tag in zip(s.tokens, s.tags) if w == form} - {""}) == 1
+                   for form in types)

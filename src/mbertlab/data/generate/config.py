@@ -86,6 +86,11 @@ class GenerateConfig(Config):
     p_coordination: float = 0.15
     p_pronoun: float = 0.15
     p_name: float = 0.2
+    entities: Literal["lexical", "by_role"] = Field(
+        "lexical", description="A name's NER type. lexical: its word class (PER/LOC/ORG), so every name word has "
+        "one type, and a probe on any features that tell words apart (random ones too) finds it; by_role: its "
+        "place in the clause (subject PER, object ORG, after an adposition LOC), so only the context tells it. "
+        "The text is the same either way; only the NER labels differ.")
     tasks: TaskSizes = Field(default_factory=TaskSizes, description="Generated XNLI- and MLDoc-style sets.")
     nli: Literal["verb-relations"] = Field("verb-relations", description="How the XNLI pairs are made (in the "
                                            "hash: the files changed under the same settings). 'verb-relations': "

@@ -14,6 +14,7 @@ CLASS_UPOS = {"NOUN": "NOUN", "VERB": "VERB", "ADJ": "ADJ", "ADV": "ADV", "ADP":
               "PRON": "PRON", "NUM": "NUM", "CCONJ": "CCONJ", "PER": "PROPN", "LOC": "PROPN", "ORG": "PROPN",
               "PUNCT": "PUNCT"}
 NAME_CLASSES = ("PER", "LOC", "ORG")
+ROLE_ENTITY = {"nsubj": "PER", "obj": "ORG", "obl": "LOC", "nmod": "LOC"}  # entities: by_role
 
 
 @dataclass
@@ -94,9 +95,10 @@ class Grammar:
 
     def name(self, rng: Draws, deprel: str) -> Node:
         kind = NAME_CLASSES[int(rng.integers(3))]
-        head = Node(kind, rng.word(kind), deprel, entity=kind)
+        entity = ROLE_ENTITY[deprel] if self.config.entities == "by_role" else kind
+        head = Node(kind, rng.word(kind), deprel, entity=entity)
         if kind != "LOC" and rng.random() < 0.4:
-            head.add(Node(kind, rng.word(kind), "flat", entity=kind))
+            head.add(Node(kind, rng.word(kind), "flat", entity=entity))
         return head
 
 
