@@ -177,7 +177,8 @@ def test_entities_by_role_follow_the_clause_and_leave_the_text_alone(generated, 
     generate_into(preset_config("quick", 0, {**SMALL, "entities": "by_role"}), out)
     role = {"nsubj": "PER", "obj": "ORG", "obl": "LOC", "nmod": "LOC"}
     for lang in ("src", "fake_sov"):
-        assert (out / lang / "text" / "train.txt").read_bytes() == (generated / lang / "text" / "train.txt").read_bytes()
+        text = lang + "/text/train.txt"
+        assert (out / text).read_bytes() == (generated / text).read_bytes()
         with open(out / lang / "ud" / "train.conllu", encoding="utf-8") as f:
             trees = list(conllu.parse_incr(f))
         ner = list(read_ner(out / lang / "ner" / "train.txt", scheme="bio"))

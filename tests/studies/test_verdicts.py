@@ -296,13 +296,15 @@ def test_learned_compares_a_language_in_two_sets_with_its_own_sets_control():
     """One language probed in two sets: each set's probe against that set's random-init control, not their mean
     (pooled, set B's 0.80 would sit at the mean control 0.80 and fail; set A's 0.95 would clear it by 0.15)."""
     def probe(value, seed, variant, group):
+        # each run's selected epoch is no tag: set A's model rows chose set B's control's epoch
+        epoch = {("distilled", "A"): 10, ("random init", "A"): 9}.get((variant, group), 10)
         return ResultRow("accuracy", value, train_lang="x", test_lang="x", seed=seed,
-                         extra={"variant": variant, "set": group, "transfer": "in-language", "lr": 5e-5})
+                         extra={"variant": variant, "set": group, "transfer": "in-language", "epoch": epoch})
 
     rows = [probe(v, s, "distilled", g) for s in range(3) for g, v in (("A", 0.95), ("B", 0.80))]
     rows += [probe(c, s, "random init", g) for s in range(3) for g, c in (("A", 0.90), ("B", 0.70))]
     rows += [ResultRow("accuracy", 0.2, train_lang="x", test_lang="x", seed=0,
-                       extra={"variant": "majority", "set": g, "transfer": "in-language", "lr": 0.0}) for g in "AB"]
+                       extra={"variant": "majority", "set": g, "transfer": "in-language", "epoch": 0}) for g in "AB"]
     check = {"kind": "learned", "select": {"transfer": "in-language"}, "margin": 0.02,
              "against": [{"variant": "majority"}, {"variant": "random init"}]}
     v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, rows)

@@ -11,7 +11,7 @@ import pytest
 
 from mbertlab.errors import DataError
 from mbertlab.formats.conllu import read_conllu
-from mbertlab.store.results import ResultsDB
+from mbertlab.store.results import SELECTED_RUN_KEYS, ResultsDB
 from mbertlab.transfer.config import DataFile, TransferConfig
 from mbertlab.transfer.evaluate import score_files
 from mbertlab.transfer.run import run_transfer_into
@@ -87,6 +87,7 @@ def test_grid_selects_on_source_dev_and_records_the_oracle(tmp_path, tiny):
     assert not results.query(artifact=str(out), test_lang="avg", split="dev")  # one target only: no average
     (row,) = results.query(artifact=str(out), metric="accuracy", test_lang="fake", split="test")
     assert (row.extra["lr"], row.extra["batch_size"]) == (chosen["lr"], chosen["batch_size"])
+    assert set(row.extra) - {"transfer"} <= SELECTED_RUN_KEYS  # what checks know is not a job's tag
 
 
 def test_epochs_grid_runs_each_value_with_its_own_decay(tmp_path, tiny):
@@ -157,6 +158,7 @@ def test_checkpoints_are_grid_candidates_chosen_on_source_dev(tmp_path, tiny):
     (row,) = results.query(artifact=str(out), metric="accuracy", test_lang="src", split="test")
     assert row.value == chosen["scores"]["src.test"]["accuracy"]
     assert row.extra["checkpoint"] == (chosen["checkpoint"] or "final")
+    assert set(row.extra) - {"transfer"} <= SELECTED_RUN_KEYS
     with pytest.raises(DataError, match="step-30"):
         run_transfer_into(config.model_copy(update={"checkpoints": [30]}), pretrain / "model", tmp_path / "x",
                           results, "tiny", tiny.data)

@@ -43,6 +43,10 @@ CREATE INDEX IF NOT EXISTS results_study ON results(study, task, metric);
 CREATE INDEX IF NOT EXISTS results_artifact ON results(artifact);
 """
 
+# What a transfer row's `extra` records of the run its grid selected (transfer/run.py), as opposed to the tags
+# of the job that made it: two rows of one condition can differ here without being of different conditions.
+SELECTED_RUN_KEYS = frozenset({"lr", "batch_size", "step", "epoch", "epochs", "checkpoint"})
+
 
 @dataclass
 class ResultRow:

@@ -28,7 +28,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from mbertlab.config import Config
-from mbertlab.store.results import ResultRow
+from mbertlab.store.results import SELECTED_RUN_KEYS, ResultRow
 from mbertlab.studies.selection import SEL_HELP, Selection, label, merged, pick
 
 ENCODERS_TRAINED_ELSEWHERE = ("hf_encoder", "static")
@@ -106,22 +106,26 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
 
 def _alike(control: list[ResultRow], row: ResultRow, overridden: Selection) -> list[ResultRow]:
     """The control's rows that carry the model row's own value of each tag on which they differ among
-    themselves (lms2023's a100 is in both sets: its probe is compared with its own set's control), the tags
-    the check overrides aside; a tag whose value none of them has filters nothing."""
-    for key in sorted({k for c in control for k in c.extra} - set(overridden)):
-        if key in row.extra and len({str(c.extra.get(key)) for c in control}) > 1:
+    themselves (lms2023's a100 is in both sets: its probe is compared with its own set's control). Not a tag:
+    what the check overrides, and what a row records of its own selected run (the step a run chose)."""
+    keys = {k for c in control for k in c.extra} - set(overridden) - SELECTED_RUN_KEYS
+    for key in sorted(k for k in keys if k in row.extra and not k.startswith("row ")):
+        if len({str(c.extra.get(key)) for c in control}) > 1:
             control = [c for c in control if str(c.extra.get(key)) == str(row.extra[key])] or control
     return control
 
 
-def _control_value(control: list[ResultRow], row: ResultRow) -> float:
+def _control_value(control: list[ResultRow], row: ResultRow, overridden: Selection) -> float:
     """The control's score for a model's row: of the same train and test language and seed where the control
-    has it, else of the same languages (a majority label is one run), else its mean."""
+    has it, else of the same languages (a majority label is one run), else its mean; among those, the rows of
+    the model row's own tags (`_alike`)."""
+    found = control
     for key in ((row.train_lang, row.test_lang, row.seed), (row.train_lang, row.test_lang)):
-        found = [c.value for c in control if (c.train_lang, c.test_lang, c.seed)[:len(key)] == key]
-        if found:
-            return sum(found) / len(found)
-    return sum(c.value for c in control) / len(control)
+        if matching := [c for c in control if (c.train_lang, c.test_lang, c.seed)[:len(key)] == key]:
+            found = matching
+            break
+    found = _alike(found, row, overridden)
+    return sum(c.value for c in found) / len(found)
 
 
 def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
@@ -135,7 +139,7 @@ def _learned(name: str, check: Learned, sides: list[Selection], rows: list[Resul
             if not control:
                 return CheckResult(name, None, f"no rows for the control {label(merged(side, check.select, against))}")
             for r in model:
-                c = _control_value(_alike(control, r, against), r)
+                c = _control_value(control, r, against)
                 gap = r.value - c - check.margin
                 if worst is None or gap < worst[0]:
                     worst = (gap, f"{label(merged(side, check.select))}, seed {r.seed}: {r.value:.4g} vs "
