@@ -314,3 +314,23 @@ def test_learned_compares_a_language_in_two_sets_with_its_own_sets_control():
                if r.extra["variant"] == "distilled" else r for r in rows]
     v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, swapped)
     assert v.state == UNINFORMATIVE and "0.8 vs variant=random init 0.9 (-0.1" in v.checks[0].text
+
+
+def test_learned_skips_a_side_that_is_the_control_itself():
+    """K et al.'s "above random": the model's target against its random-init control's. The random-init side is
+    the baseline, not a model that had to learn its task: only the pretrained side is checked (before, the
+    control was held to beat itself and the majority label, and such a claim could never be judged)."""
+    above_random = {"kind": "greater", "where": {"test_lang": "tgt", "condition": "base"},
+                    "a": {"control": "pretrained"}, "b": {"control": "random_init"}}
+    v = one({**above_random, "checks": [{**LEARNED, "margin": 0.02}]})
+    assert v.checks[0].passed, v.checks[0].text
+    assert "control=pretrained" in v.checks[0].text and v.state == HOLDS  # 0.62 ± 0.03 vs 0.41 ± 0.01
+    # the pretrained side still fails where it did not learn: its src at the random-init control's
+    unlearned = [r if not (r.extra["control"] == "pretrained" and r.test_lang == "src" and r.extra["condition"] == "base")
+                 else row(0.51, "base", "src", r.seed) for r in ROWS]
+    v = one({**above_random, "checks": [{**LEARNED, "margin": 0.02}]}, unlearned)
+    assert v.state == UNINFORMATIVE and "control=pretrained, seed" in v.checks[0].text
+    # a finding whose every side is a control has no model to check
+    v = one({"kind": "above", "select": {"control": "random_init", "condition": "base", "test_lang": "tgt"},
+             "value": 0.3, "checks": [LEARNED]})
+    assert v.checks[0].passed is None and "every side is a control" in v.checks[0].text

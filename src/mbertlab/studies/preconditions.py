@@ -5,7 +5,7 @@ one makes the verdict *uninformative*, with the check's numbers. Kinds:
 - learned: the model's source (or in-language) score, picked by overriding the side's filters with `select`,
   above each control in `against` (random-init, majority) by `margin`, at every seed and language (the
   control of the same languages and seed where it has one): a model that did not learn its task transfers
-  nothing.
+  nothing. A side that is itself one of those controls is not checked (it is the baseline).
 - left_plateau: every language's final dev MLM loss of the pretraining behind the rows at least `nats` below
   the unigram entropy of its training tokens (a model at the plateau predicts word frequencies only).
 - control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
@@ -128,9 +128,15 @@ def _control_value(control: list[ResultRow], row: ResultRow, overridden: Selecti
     return sum(c.value for c in found) / len(found)
 
 
+def _is_control(side: Selection, check: Learned) -> bool:
+    """A side that selects one of the check's controls (K et al.'s "better than random" compares a model with
+    its random-init control): the control is the baseline, not a model that had to learn."""
+    return any(f and all(side.get(k) == v for k, v in f.items()) for f in map(merged, check.against))
+
+
 def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
     worst = None  # (model − control − margin, words)
-    for side in sides:
+    for side in (s for s in sides if not _is_control(merged(s, check.select), check)):
         model = pick(rows, merged(side, check.select))
         if not model:
             return CheckResult(name, None, f"no rows for {label(merged(side, check.select))}")
@@ -144,6 +150,8 @@ def _learned(name: str, check: Learned, sides: list[Selection], rows: list[Resul
                 if worst is None or gap < worst[0]:
                     worst = (gap, f"{label(merged(side, check.select))}, seed {r.seed}: {r.value:.4g} vs "
                                   f"{label(against)} {c:.4g} ({r.value - c:+.4g}, needs > {check.margin:.4g})")
+    if worst is None:
+        return CheckResult(name, None, "every side is a control: no model to check")
     return CheckResult(name, worst[0] > 0, ("lowest: " if worst[0] > 0 else "") + worst[1])
 
 
