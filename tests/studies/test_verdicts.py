@@ -326,8 +326,11 @@ def test_learned_skips_a_side_that_is_the_control_itself():
     assert v.checks[0].passed, v.checks[0].text
     assert "control=pretrained" in v.checks[0].text and v.state == HOLDS  # 0.62 ± 0.03 vs 0.41 ± 0.01
     # the pretrained side still fails where it did not learn: its src at the random-init control's
-    unlearned = [r if not (r.extra["control"] == "pretrained" and r.test_lang == "src" and r.extra["condition"] == "base")
-                 else row(0.51, "base", "src", r.seed) for r in ROWS]
+    def unlearn(r):
+        base_src = r.extra["control"] == "pretrained" and r.test_lang == "src" and r.extra["condition"] == "base"
+        return row(0.51, "base", "src", r.seed) if base_src else r
+
+    unlearned = [unlearn(r) for r in ROWS]
     v = one({**above_random, "checks": [{**LEARNED, "margin": 0.02}]}, unlearned)
     assert v.state == UNINFORMATIVE and "control=pretrained, seed" in v.checks[0].text
     # a finding whose every side is a control has no model to check
