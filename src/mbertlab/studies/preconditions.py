@@ -136,19 +136,22 @@ def _is_control(side: Selection, check: Learned) -> bool:
 
 def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
     worst = None  # (model − control − margin, words)
-    for side in (s for s in sides if not _is_control(merged(s, check.select), check)):
-        model = pick(rows, merged(side, check.select))
+    for side in sides:
+        own = merged(side, check.select)
+        if _is_control(own, check):
+            continue
+        model = pick(rows, own)
         if not model:
-            return CheckResult(name, None, f"no rows for {label(merged(side, check.select))}")
+            return CheckResult(name, None, f"no rows for {label(own)}")
         for against in check.against:
-            control = pick(rows, merged(side, check.select, against))
+            control = pick(rows, merged(own, against))
             if not control:
-                return CheckResult(name, None, f"no rows for the control {label(merged(side, check.select, against))}")
+                return CheckResult(name, None, f"no rows for the control {label(merged(own, against))}")
             for r in model:
                 c = _control_value(control, r, against)
                 gap = r.value - c - check.margin
                 if worst is None or gap < worst[0]:
-                    worst = (gap, f"{label(merged(side, check.select))}, seed {r.seed}: {r.value:.4g} vs "
+                    worst = (gap, f"{label(own)}, seed {r.seed}: {r.value:.4g} vs "
                                   f"{label(against)} {c:.4g} ({r.value - c:+.4g}, needs > {check.margin:.4g})")
     if worst is None:
         return CheckResult(name, None, "every side is a control: no model to check")
