@@ -71,7 +71,8 @@ def test_usage_errors_are_reported_without_traceback():
 def test_corpus_transform_dispatches_through_the_manipulation_registry(tmp_path, capsys):
     from mbertlab.corpus.manipulations import MANIPULATIONS
 
-    assert MANIPULATIONS.names() == ["fake-script", "permute", "unigram", "window"]
+    # A subset: another test on this worker may have registered a user's word map (tests/studies/toyextension.py).
+    assert {"fake-script", "permute", "unigram", "window"} <= set(MANIPULATIONS.names())
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_text("a b c d e\n", encoding="utf-8")
     assert run(["corpus", "transform", "window", str(src), str(dst), "--w", "2"]) == 0
