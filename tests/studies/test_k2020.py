@@ -57,10 +57,10 @@ def test_every_factor_reaches_the_stage_configs():
                  if j.kind == "transfer"}
     assert {m for c, mode, m in transfers if c == "language markers" and mode != "majority"} == {True}
     assert not any(m for c, mode, m in transfers if c != "language markers" or mode == "majority")
-    # lab NER and XNLI fine-tune 10 epochs (2 left NER's source at 67-70 F1 and XNLI's at chance), XNLI on all
-    # 3,000 generated pairs (on 2,000 about half the encoders stayed at chance)
+    # lab NER and XNLI fine-tune 10 epochs (2 left NER's source at 67-70 F1 and XNLI's at chance), both on 2,000
+    # training sentences (XNLI's 3,000 pairs did not make its `learned` check pass: README)
     assert {(j.config.task, j.config.epochs, j.config.max_train_sentences) for j in study_jobs(spec)
-            if j.kind == "transfer"} == {("xnli", 10.0, 3000), ("ner", 10.0, 2000)}
+            if j.kind == "transfer"} == {("xnli", 10.0, 2000), ("ner", 10.0, 2000)}
     assert _jobs(spec, "tokenizer", "char tokens")[0].config.kind == "char"
     assert _jobs(spec, "tokenizer", "word tokens")[0].config.kind == "word"
     assert _jobs(spec, "tokenizer", "Fake-English")[0].config.kind == "wordpiece"
