@@ -348,3 +348,37 @@ def _spec(tmp_path, text: str):
 def test_condition_errors_name_the_key(tmp_path, text, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         study_jobs(load_spec(_spec(tmp_path, text), "lab"))
+
+
+def test_ner_claims_are_not_judged_where_a_random_encoder_finds_the_targets_entities():
+    """The lab's shared-script NER target: a random-init encoder fine-tuned on the source reached 83.1 F1 on it
+    (the entities' shared forms), as much as the pretrained one; the NER claims' no_lexical_shortcut check makes
+    such a comparison uninformative, and leaves it to the claim where the random encoder finds nothing."""
+    from mbertlab.store.results import ResultRow
+    from mbertlab.studies.runner import spec_section
+    from mbertlab.studies.scorecard import evaluate_findings, parse_findings
+
+    spec = load_spec("k2020", "lab")
+    findings = {f.id: f for f in parse_findings(spec_section(spec, "findings"), spec.source)}
+    ner = [i for i, f in findings.items() if not f.own and f.where.get("task") == "ner"]
+    assert sorted(ner) == ["markers-no-effect-ner", "overlap-negligible-ner", "unigram-not-enough", "word-order-ner"]
+    assert all([c.name for c in findings[i].checks] == ["", "", "no_lexical_shortcut"] for i in ner)
+    claim = findings["overlap-negligible-ner"]
+    claim = claim.model_copy(update={"checks": [c for c in claim.checks if c.name == "no_lexical_shortcut"]})
+
+    def rows(random_on_tgt: float) -> list[ResultRow]:
+        out = []
+        for seed in range(3):
+            for cond, lang, pre, rnd in (("shared script", "tgt", 0.82, random_on_tgt),
+                                         ("Fake-English", "tgt_fake", 0.03, 0.01)):
+                out += [ResultRow("f1", v + seed / 100, task="ner", test_lang=lang, split="test", seed=seed,
+                                  extra={"condition": cond, "control": control})
+                        for control, v in (("pretrained", pre), ("random_init", rnd))]
+        return out
+
+    shortcut = evaluate_findings([claim], rows(0.83))[0]
+    assert shortcut.state == "uninformative" and shortcut.checks[0].passed is False
+    assert "0.84 ≤ 0.1 fails" in shortcut.checks[0].text  # the mean over seeds 0.83, 0.84, 0.85
+    # the random encoder finds nothing on either target: the claim is judged (0.83 vs 0.04: far outside ±3 points)
+    judged = evaluate_findings([claim], rows(0.02))[0]
+    assert judged.checks[0].passed and judged.state == "does not hold"
