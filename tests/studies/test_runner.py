@@ -192,3 +192,14 @@ def test_the_longest_remaining_chain_is_started_first():
     assert cost[data] == cost[second] and cost[first] == transfer  # done: only the chains below count
     ready = [s for s in statuses if s.state == "missing" and set(s.job.inputs) <= {data, first}]
     assert [s.job for s in sorted(ready, key=lambda s: -cost[s.job])][0] == second
+
+
+@pytest.mark.parametrize("name", ["k2020", "wd2019", "wd2020", "liu2020"])
+def test_each_pretraining_has_its_own_label(name):
+    """Progress lines and a SLURM submission's summary name stages by label: wd2020's 33 encoders were all
+    'pretrain  seed N' (no condition tag), so the summary kept one of each seed's."""
+    from mbertlab.studies.runner import study_jobs
+
+    labels = [j.label for j in study_jobs(load_spec(name, "lab")) if j.kind == "pretrain"]
+    assert len(set(labels)) == len(labels)
+    assert all("  " not in label for label in labels)

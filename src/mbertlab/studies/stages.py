@@ -114,8 +114,9 @@ def shards_job(text: Job, languages: list[str], tokenizer: dict[str, Any], tags)
 
 def pretrain_job(shards: Job, settings: dict[str, Any], seed: int, tags) -> Job:
     config = parse_config(PretrainConfig, {**settings, "seed": seed}, "study key 'pretrain'")
-    return Job("pretrain", config, (shards,), label=f"pretrain {dict(tags).get('condition', '')} seed {seed}",
-               tags=tags)
+    named = dict(tags)
+    what = named.get("condition") or " ".join([*(v for k, v in tags if k != "seed"), "+".join(shards.config.languages)])
+    return Job("pretrain", config, (shards,), label=f"pretrain {what} seed {seed}", tags=tags)
 
 
 def encoder_shards_job(encoder: Job, text: Job, languages: list[str], tags) -> Job:
