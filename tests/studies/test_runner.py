@@ -194,12 +194,15 @@ def test_the_longest_remaining_chain_is_started_first():
     assert [s.job for s in sorted(ready, key=lambda s: -cost[s.job])][0] == second
 
 
-@pytest.mark.parametrize("name", ["k2020", "wd2019", "wd2020", "liu2020"])
-def test_each_pretraining_has_its_own_label(name):
+@pytest.mark.parametrize("name, kinds", [("k2020", ("pretrain", "transfer")), ("wd2019", ("pretrain",)),
+                                         ("wd2020", ("pretrain", "transfer")), ("liu2020", ("pretrain", "transfer"))])
+def test_each_stage_has_its_own_label(name, kinds):
     """Progress lines and a SLURM submission's summary name stages by label: wd2020's 33 encoders were all
-    'pretrain  seed N' (no condition tag), so the summary kept one of each seed's."""
+    'pretrain  seed N' and its 195 fine-tunings 69 labels (no condition tag), so the summary kept a few.
+    (wd2019's fine-tunings of one condition in several languages still share a label.)"""
     from mbertlab.studies.runner import study_jobs
 
-    labels = [j.label for j in study_jobs(load_spec(name, "lab")) if j.kind == "pretrain"]
-    assert len(set(labels)) == len(labels)
-    assert all("  " not in label for label in labels)
+    for kind in kinds:
+        labels = [j.label for j in study_jobs(load_spec(name, "lab")) if j.kind == kind]
+        assert len(set(labels)) == len(labels), kind
+        assert all("  " not in label for label in labels)

@@ -114,9 +114,15 @@ def shards_job(text: Job, languages: list[str], tokenizer: dict[str, Any], tags)
 
 def pretrain_job(shards: Job, settings: dict[str, Any], seed: int, tags) -> Job:
     config = parse_config(PretrainConfig, {**settings, "seed": seed}, "study key 'pretrain'")
-    named = dict(tags)
-    what = named.get("condition") or " ".join([*(v for k, v in tags if k != "seed"), "+".join(shards.config.languages)])
-    return Job("pretrain", config, (shards,), label=f"pretrain {what} seed {seed}", tags=tags)
+    return Job("pretrain", config, (shards,), label=f"pretrain {_named(tags, shards.config.languages)} seed {seed}",
+               tags=tags)
+
+
+def _named(tags, languages=()) -> str:
+    """What a label calls a stage: its condition, else (designs without conditions, as wd2020's encoders) its
+    tags' values and languages; progress lines and a SLURM submission's summary tell stages apart by label."""
+    return dict(tags).get("condition") or " ".join(
+        [*(v for k, v in tags if k != "seed"), *(["+".join(languages)] if languages else [])])
 
 
 def encoder_shards_job(encoder: Job, text: Job, languages: list[str], tags) -> Job:
@@ -141,7 +147,7 @@ def transfer_job(encoder: Job | None, data: Job, task: str, source: str, languag
         dev = {"lang": source, "split": "dev", "path": pattern.format(lang=source, split="dev"), "format": fmt}
         config = parse_config(TransferConfig, {**keys, "evaluate": [dev, *keys["evaluate"]]}, "study key 'finetune'")
     inputs = (encoder, data) if encoder is not None else (data,)
-    label = label or f"{task} {mode} {dict(tags).get('condition', '')} seed {seed}"
+    label = label or f"{task} {mode} {_named(tags)} seed {seed}"
     return Job("transfer", config, inputs, label=label, tags=tuple(tags) + (("task", task),))
 
 
