@@ -147,7 +147,7 @@ def _wordpiece(config: TokenizerConfig, text: Callable[[], Iterable[str]], speci
     tokenizer.train_from_iterator(text(), trainer)
     learned = tokenizer.get_vocab()
     ordered = [*specials, *sorted(u for u in learned if u not in specials)]
-    # a new tokenizer: the trainer registered the continuation units as special tokens of the one it trained
+    # a new tokenizer: the trainer registered the alphabet and continuation units as special tokens of its own
     trained = Tokenizer(models.WordPiece({u: i for i, u in enumerate(ordered)}, unk_token="[UNK]"))
     trained.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     trained.add_special_tokens(specials)
