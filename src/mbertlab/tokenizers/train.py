@@ -135,8 +135,9 @@ def _wordpiece(config: TokenizerConfig, text: Callable[[], Iterable[str]], speci
     then by the unit (WordPiece segments by the longest unit, whatever its id)."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    split = pre_tokenizers.BertPreTokenizer()
-    words = {word for line in text() for word, _ in split.pre_tokenize_str(line)}
+    split = pre_tokenizers.BertPreTokenizer()  # whitespace, then punctuation: each distinct token split once
+    tokens = {token for line in text() for token in line.split()}
+    words = {word for token in tokens for word, _ in split.pre_tokenize_str(token)}
     alphabet = sorted({c for word in words for c in word})
     continuing = sorted({f"##{c}" for word in words for c in word[1:]})
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
@@ -149,7 +150,7 @@ def _wordpiece(config: TokenizerConfig, text: Callable[[], Iterable[str]], speci
     ordered = [*specials, *sorted(u for u in learned if u not in specials)]
     # a new tokenizer: the trainer registered the alphabet and continuation units as special tokens of its own
     trained = Tokenizer(models.WordPiece({u: i for i, u in enumerate(ordered)}, unk_token="[UNK]"))
-    trained.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trained.pre_tokenizer = split
     trained.add_special_tokens(specials)
     return trained
 
