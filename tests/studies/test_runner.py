@@ -194,15 +194,42 @@ def test_the_longest_remaining_chain_is_started_first():
     assert [s.job for s in sorted(ready, key=lambda s: -cost[s.job])][0] == second
 
 
-@pytest.mark.parametrize("name, kinds", [("k2020", ("pretrain", "transfer")), ("wd2019", ("pretrain",)),
-                                         ("wd2020", ("pretrain", "transfer")), ("liu2020", ("pretrain", "transfer"))])
-def test_each_stage_has_its_own_label(name, kinds):
-    """Progress lines and a SLURM submission's summary name stages by label: wd2020's 33 encoders were all
-    'pretrain  seed N' and its 195 fine-tunings 69 labels (no condition tag), so the summary kept a few.
-    (wd2019's fine-tunings of one condition in several languages still share a label.)"""
-    from mbertlab.studies.runner import study_jobs
+@pytest.mark.parametrize("name", ["quick", "k2020", "wd2019", "wd2020", "liu2020", "lms2023"])
+def test_each_stage_has_its_own_label(name):
+    """Progress lines, `study status` and a SLURM submission's summary name stages by label: wd2020's 33
+    encoders were all 'pretrain  seed N', liu2020's twelve word2vec runs 'static word2vec_sg src+same', wd2019's
+    in-language fine-tunings one label for six languages. Each is told apart by what differs, never a count."""
+    import re
 
-    for kind in kinds:
-        labels = [j.label for j in study_jobs(load_spec(name, "lab")) if j.kind == kind]
-        assert len(set(labels)) == len(labels), kind
-        assert all("  " not in label for label in labels)
+    from mbertlab.studies.runner import study_jobs
+    from mbertlab.studies.spec import load_spec
+
+    for scale in ("test", "lab", "paper") if name != "quick" else ("test", "lab", "gpu"):
+        labels = [job.label for job in study_jobs(load_spec(name, scale))]
+        assert len(set(labels)) == len(labels), scale
+        assert not [label for label in labels if "  " in label or re.search(r"\(\d+ of \d+\)$", label)], scale
+
+
+def test_distinct_labels_name_what_tells_jobs_apart():
+    """Tags before config fields, the fewest that separate; inputs carry their new labels; a count as last
+    resort. Compared with labels written out by hand."""
+    from mbertlab.studies.jobs import Job, distinct_labels
+    from mbertlab.tokenizers.shards import ShardsConfig
+
+    def shards(languages, label, tags=()):
+        return Job("shards", ShardsConfig(languages=languages), label=label, tags=tags)
+
+    a = shards(["en"], "shards", (("lang", "en"), ("seed", "0")))
+    b = shards(["de"], "shards", (("lang", "de"), ("seed", "0")))
+    c = shards(["fr"], "other")
+    d, e = (Job("probe", ShardsConfig(languages=["x"]), (dep,), label="probe") for dep in (a, b))
+    f, g = shards(["x", "y"], "twin"), shards(["y", "x"], "twin")
+    jobs = distinct_labels([a, b, c, d, e])
+    assert [j.label for j in jobs] == ["shards (lang en)", "shards (lang de)", "other", "probe (lang en)",
+                                       "probe (lang de)"]  # the inputs' tags
+    assert jobs[3].inputs[0].label == "shards (lang en)" and jobs == [a, b, c, d, e]  # identity kept
+    assert [j.label for j in distinct_labels([f, g])] == ["twin (languages x,y)", "twin (languages y,x)"]
+    h, i = (Job("probe", ShardsConfig(languages=["z"]), (dep,), label="same") for dep in (c, shards(["q"], "else")))
+    assert [j.label for j in distinct_labels([c, h, i])][1:] == ["same (input 0 other)", "same (input 0 else)"]
+    j, k = (Job("probe", ShardsConfig(languages=["z"]), (dep,), label="same") for dep in (c, shards(["q"], "other")))
+    assert [j.label for j in distinct_labels([j, k])] == ["same (1 of 2)", "same (2 of 2)"]

@@ -23,7 +23,7 @@ from mbertlab.runtime import cpu_count
 from mbertlab.store.artifacts import Artifact, ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.designs import USER_MODULES
-from mbertlab.studies.jobs import Job, RunContext, StageKind, place_jobs, topological
+from mbertlab.studies.jobs import Job, RunContext, StageKind, distinct_labels, place_jobs, topological
 from mbertlab.studies.kinds import job_hash, stage_kind
 from mbertlab.studies.spec import StudySpec, read_spec_data
 
@@ -60,8 +60,8 @@ def placed_plan(spec: StudySpec) -> list[Job]:
 
 
 def study_jobs(spec: StudySpec) -> list[Job]:
-    """Every job to build, each once, after its inputs."""
-    return topological(placed_plan(spec))
+    """Every job to build, each once, after its inputs, each under its own label."""
+    return distinct_labels(topological(placed_plan(spec)))
 
 
 def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:

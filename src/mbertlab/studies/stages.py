@@ -244,8 +244,8 @@ def student_job(shards: Job, teachers: dict[str, Job], settings: dict, seed: int
     """A distilled student on `shards`; teacher i of `teachers` (by language) is input i + 1."""
     refs = {lang: f"inputs[{i + 1}]" for i, lang in enumerate(teachers)}
     config = PretrainConfig.model_validate({**settings, "seed": seed, "objective": "distill", "teachers": refs})
-    return Job("student", config, (shards, *teachers.values()), label=f"student {dict(tags).get('set', '')} "
-               f"seed {seed}", tags=tags)
+    return Job("student", config, (shards, *teachers.values()), label=f"student {_named(tags)} seed {seed}",
+               tags=tags)
 
 
 def balance_job(shards: Job, models: dict[str, Job], teachers: dict[str, Job], groups: dict[str, list[str]],
@@ -255,4 +255,4 @@ def balance_job(shards: Job, models: dict[str, Job], teachers: dict[str, Job], g
                            seq_len=pretrain.seq_len, eval_batches=pretrain.eval_batches,
                            mask_prob=pretrain.mask_prob, precision=pretrain.precision)
     return Job("balance", config, (shards, *models.values(), *teachers.values()),
-               label=f"balance {dict(tags).get('set', '')} seed {pretrain.seed}", tags=tags)
+               label=f"balance {_named(tags)} seed {pretrain.seed}", tags=tags)

@@ -10,6 +10,7 @@ HL balanced.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -248,13 +249,18 @@ def _sweep_job(s: Lms2023Settings, sweep: MonolingualSweep, shards: dict[int, Jo
     tags = (("appendix", "C"), ("seed", str(seed)))
     lang, own = sweep.language, own_teacher.inputs[0]
     monolingual = {**s.pretrain, **s.teacher}
-    hl = {size: own_teacher if job == own else stages.pretrain_job(job, _for(s, monolingual, size * s.unit), seed, tags)
+
+    def named(job: Job, *model: int) -> Job:  # the sweep's models are told apart by size and teacher
+        return replace(job, label=f"Appendix C {sweep_label(*model)} {lang} seed {seed}")
+
+    hl = {size: own_teacher if job == own else
+          named(stages.pretrain_job(job, _for(s, monolingual, size * s.unit), seed, tags), size)
           for size, job in shards.items()}
     student = {**monolingual, **s.student, "lr": scoring.lr * sweep.lr_factor}
     models = {sweep_label(size): job for size, job in hl.items()}
     for size, teacher in sweep.students():
-        models[sweep_label(size, teacher)] = stages.student_job(shards[size], {lang: hl[teacher]},
-                                                                _for(s, student, size * s.unit), seed, tags)
+        models[sweep_label(size, teacher)] = named(stages.student_job(
+            shards[size], {lang: hl[teacher]}, _for(s, student, size * s.unit), seed, tags), size, teacher)
     return stages.balance_job(own, models, {lang: own_teacher}, {}, scoring, tags)
 
 
