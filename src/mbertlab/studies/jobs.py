@@ -118,7 +118,8 @@ def distinct_labels(jobs: list[Job]) -> list[Job]:
     placed: dict[Job, Job] = {}
     for job in jobs:  # inputs first (topological order): every reference to a job carries its new label
         inputs = tuple(placed.get(dep, dep) for dep in job.inputs)
-        placed[job] = replace(job, label=renamed.get(job, job.label), inputs=inputs)
+        kept = job not in renamed and all(new is old for new, old in zip(inputs, job.inputs))
+        placed[job] = job if kept else replace(job, label=renamed.get(job, job.label), inputs=inputs)
     return list(placed.values())
 
 
