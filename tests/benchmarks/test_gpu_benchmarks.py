@@ -98,3 +98,27 @@ def test_gpu_busy_prints_each_shape_and_the_lowest():
     line = re.search(r"tiny: 5 steps .* 3 recorded steps: .* device busy ([\d.]+)", out)
     assert line and math.isclose(float(line[1]), got["busy_tiny"], abs_tol=1e-3)
     assert 0 < got["busy"] <= 1 and out.rstrip().splitlines()[-1] == f"busy={got['busy_tiny']:.4f}"
+
+
+@pytest.mark.slow
+def test_plan_gpu_rate_prints_the_plan_estimate_the_floor_fit_and_the_process_scaling():
+    """The plan's estimate as its floor for a model this small (a + b x layers ms a micro-batch, the constants of
+    studies/plan.py), the two-depth fit as the line through the printed points, the scaling as summed over one
+    process's rate."""
+    from mbertlab.studies.plan import LAUNCH_S
+
+    out = run("plan_gpu_rate.py", "--shapes", "d1", "d2", "--steps", "2", "--skip", "1", "--procs", "1", "2",
+              "--proc-steps", "2")
+    got = values(out)
+    ms = {}
+    for name, layers, measured, plan, ratio in re.findall(
+            r"^(d\d) \((\d+) x 128, batch 256 x 64, vocab \d+\): ([\d.]+) ms/step measured, plan ([\d.]+) "
+            r"\(floor; .*measured/plan ([\d.]+)", out, re.MULTILINE):
+        assert math.isclose(float(plan), (LAUNCH_S[0] + LAUNCH_S[1] * int(layers)) * 1e3, abs_tol=0.005)
+        assert math.isclose(float(ratio), float(measured) / float(plan), rel_tol=0.01, abs_tol=0.01)
+        ms[int(layers)] = float(measured)
+    assert sorted(ms) == [1, 2]
+    assert math.isclose(got["floor_per_layer_ms"], ms[2] - ms[1], abs_tol=0.02)
+    assert math.isclose(got["floor_ms"], ms[1] - (ms[2] - ms[1]), abs_tol=0.02)
+    rates = [float(r) for r in re.findall(r"^\d processes of d1: ([\d.]+) steps/s summed", out, re.MULTILINE)]
+    assert len(rates) == 2 and got["procs_1"] == 1 and math.isclose(got["procs_2"], rates[1] / rates[0], rel_tol=0.01)

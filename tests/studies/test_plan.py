@@ -83,6 +83,14 @@ def test_plan_json_parses_and_counts_every_job(tmp_path):
     assert kinds["pretrain"]["gpu_hours"] == pytest.approx(sum(p["gpu_hours"] for p in plan["pretrains"]))
     assert plan["gpu_hours"] == pytest.approx(sum(k["gpu_hours"] for k in plan["kinds"]))
     assert kinds["transfer"]["gpu_hours"] > 0 and kinds["transfer"]["unestimated"] == 0  # generated data: counted
+    # each pretraining's compute at the model's MFU, FLOPs over the peak; wall: jobs sharing the GPU overlap their
+    # launch-bound time by the measured factor, never below the compute
+    model = plan["model"]
+    compute = sum(p["flops"] for p in plan["pretrains"]) / (model["gpu_peak_flops"] * model["gpu_mfu"]) / 3600
+    assert kinds["pretrain"]["gpu_compute_hours"] == pytest.approx(compute)
+    assert 0 < compute < kinds["pretrain"]["gpu_hours"]  # test-scale models are launch-bound
+    assert plan["gpu_wall_hours"] == pytest.approx(max(sum(k["gpu_compute_hours"] for k in plan["kinds"]),
+                                                       plan["gpu_hours"] / model["gpu_jobs_overlap"]))
 
 
 def test_a_scale_the_spec_does_not_define_is_an_error(tmp_path, capsys):
@@ -112,12 +120,13 @@ def test_validate_prints_the_plan_warnings(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_every_builtin_spec_has_a_gpu_scale_within_one_gpu_hour(tmp_path):
-    """The plan's estimate (pretraining and fine-tuning) of each spec's gpu scale fits one H100-class GPU-hour."""
+    """The plan's wall-time estimate (pretraining and fine-tuning, `study run`'s jobs sharing the GPU) of each spec's
+    gpu scale fits one hour of an H100-class GPU."""
     from mbertlab.studies.spec import builtin_specs
 
     for name in builtin_specs():
         plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path))
-        assert 0 < plan.gpu_hours <= 1.0, (name, plan.gpu_hours)
+        assert 0 < plan.gpu_wall_hours <= 1.0, (name, plan.gpu_wall_hours)
 
 
 def test_parameter_share_warnings_follow_hugging_face_counts(tmp_path):

@@ -113,8 +113,9 @@ def print_plan(result) -> None:
         console.print("vocabulary from: " + "; ".join(sources))
     model = result.model
     unestimated = ", ".join(k.kind for k in result.kinds if k.unestimated)
-    console.print(f"{result.study} ({result.scale}): ~{duration(result.gpu_hours)} on one {model['gpu']} "
-                  f"at {model['gpu_mfu']:.0%} MFU (assumed, not measured), "
+    console.print(f"{result.study} ({result.scale}): ~{duration(result.gpu_hours)} of stage time on one "
+                  f"{model['gpu']} at its measured {model['gpu_mfu']:.1%} MFU and launch floor, "
+                  f"~{duration(result.gpu_wall_hours)} of wall time with {model['gpu_jobs']} jobs sharing it; "
                   f"~{duration(sum(k.cpu_hours for k in result.kinds))} on {model['cpu']}; not estimated: "
                   f"{unestimated or 'none'}. Shapes: layers x hidden / heads.")
     for warning in result.warnings:

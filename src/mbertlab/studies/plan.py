@@ -15,12 +15,15 @@ from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.studies.runner import JobStatus, study_status
 from mbertlab.studies.spec import StudySpec
 
-# The throughput model (docs/devices.md). GPU: an assumed MFU, not measured here (no GPU was available when
-# it was written); a micro-batch also costs at least its kernel launches, which bound small models.
-GPU_NAME = "NVIDIA H100 SXM (bf16 dense peak 989 TFLOP/s)"
+# The throughput model (docs/devices.md). GPU: measured on one H100 80GB HBM3 (2026-11-27, bf16, the package's
+# own loop, benchmarks/plan_gpu_rate.py): BERT-base ran at 26.5% of the 989 TFLOP/s peak; a small model's
+# micro-batch takes at least 11.8 ms + 3.5 ms a layer in one process (the host's launches); and 16 such processes
+# at once on the one GPU (`study run`'s default jobs on that 16-core machine) did 6.9x one process's steps.
+GPU_NAME = "NVIDIA H100 (bf16 dense peak 989 TFLOP/s)"
 GPU_PEAK_FLOPS = 989e12
-GPU_MFU = 0.40
-LAUNCH_S = (2e-3, 0.5e-3)  # a micro-batch's floor on the GPU: 2 ms + 0.5 ms per layer (assumed)
+GPU_MFU = 0.265
+LAUNCH_S = (11.8e-3, 3.5e-3)  # a micro-batch's floor on the GPU in one process: 11.8 ms + 3.5 ms per layer
+GPU_JOBS, GPU_JOBS_OVERLAP = 16, 6.9  # launch-bound processes at once on one GPU, and their summed speed-up
 # CPU: measured on the 2-core development machine (2026-11-25, fp32, the loop's masked-only step, median of
 # 20 steps with other jobs running): 59.5 GFLOP/s at k2020's lab shape (4 x 128, batch 64 x 16).
 CPU_NAME = "the 2-core development CPU (fp32, measured 2026-11-25)"
@@ -58,14 +61,16 @@ class KindTotal:
     partial: int = 0
     missing: int = 0
     tokens: int = 0
-    gpu_hours: float = 0.0
+    gpu_hours: float = 0.0  # one process each
+    gpu_compute_hours: float = 0.0  # of which the FLOPs at the measured MFU: what running jobs at once cannot share
     cpu_hours: float = 0.0
     disk_bytes: int = 0
     unestimated: int = 0  # jobs whose cost the plan does not estimate
 
-    def add(self, tokens: int, gpu_hours: float, cpu_hours: float, disk_bytes: int) -> None:
+    def add(self, tokens: int, gpu_hours: float, cpu_hours: float, disk_bytes: int, compute_hours: float) -> None:
         self.tokens += tokens
         self.gpu_hours += gpu_hours
+        self.gpu_compute_hours += compute_hours
         self.cpu_hours += cpu_hours
         self.disk_bytes += disk_bytes
 
@@ -83,13 +88,21 @@ class StudyPlan:
     def gpu_hours(self) -> float:
         return sum(k.gpu_hours for k in self.kinds)
 
+    @property
+    def gpu_wall_hours(self) -> float:
+        """`study run` on one GPU with GPU_JOBS jobs: launch-bound stages overlap up to the measured factor,
+        compute cannot (dependencies between stages are not modelled)."""
+        return max(sum(k.gpu_compute_hours for k in self.kinds), self.gpu_hours / GPU_JOBS_OVERLAP)
+
     def to_dict(self) -> dict:
-        return {**asdict(self), "gpu_hours": self.gpu_hours, "cpu_hours": sum(k.cpu_hours for k in self.kinds)}
+        return {**asdict(self), "gpu_hours": self.gpu_hours, "gpu_wall_hours": self.gpu_wall_hours,
+                "cpu_hours": sum(k.cpu_hours for k in self.kinds)}
 
 
 def throughput_model() -> dict:
     return {"gpu": GPU_NAME, "gpu_peak_flops": GPU_PEAK_FLOPS, "gpu_mfu": GPU_MFU,
-            "gpu_micro_batch_floor_s": f"{LAUNCH_S[0]} + {LAUNCH_S[1]} x layers", "cpu": CPU_NAME,
+            "gpu_micro_batch_floor_s": f"{LAUNCH_S[0]} + {LAUNCH_S[1]} x layers", "gpu_jobs": GPU_JOBS,
+            "gpu_jobs_overlap": GPU_JOBS_OVERLAP, "cpu": CPU_NAME,
             "cpu_flops": CPU_FLOPS, "flops_per_token": "6 x encoder matmul weights + 12 x layers x seq_len x "
             "hidden + 6 x mask_prob x (hidden^2 + vocab x hidden)"}
 
@@ -99,10 +112,14 @@ def micro_batch_floor(layers: int) -> float:
     return LAUNCH_S[0] + LAUNCH_S[1] * layers
 
 
+def gpu_compute_seconds(flops: float) -> float:
+    return flops / (GPU_PEAK_FLOPS * GPU_MFU)
+
+
 def gpu_seconds(config: PretrainConfig, flops: float) -> float:
-    """Compute at the assumed MFU, or the micro-batches' launch floor where that is longer (small models)."""
+    """Compute at the measured MFU, or the micro-batches' launch floor where that is longer (small models)."""
     floor = config.steps * config.accumulation * micro_batch_floor(config.model.layers)
-    return max(flops / (GPU_PEAK_FLOPS * GPU_MFU), floor)
+    return max(gpu_compute_seconds(flops), floor)
 
 
 def estimate(status: JobStatus, vocab: int, vocab_from: str) -> PretrainEstimate:
@@ -151,10 +168,11 @@ def _estimates(statuses: list[JobStatus], probe) -> tuple[dict[str, KindTotal], 
             est = estimate(status, *probe.vocab(job.inputs[0]))
             pretrains.append(est)
             shapes[job] = Encoder(est.layers, est.hidden, est.intermediate)
-            total.add(est.tokens, est.gpu_hours, est.cpu_hours, est.disk_bytes)
+            total.add(est.tokens, est.gpu_hours, est.cpu_hours, est.disk_bytes, gpu_compute_seconds(est.flops) / 3600)
         elif job.kind == "transfer" and (cost := transfer_cost(job, shapes, micro_batch_floor)) is not None:
             flops, floor = cost
-            total.add(0, max(flops / (GPU_PEAK_FLOPS * GPU_MFU), floor) / 3600, flops / CPU_FLOPS / 3600, 0)
+            compute = gpu_compute_seconds(flops)
+            total.add(0, max(compute, floor) / 3600, flops / CPU_FLOPS / 3600, 0, compute / 3600)
         else:
             total.unestimated += 1
     return totals, pretrains
