@@ -8,7 +8,7 @@ import typer
 
 from mbertlab.cli.common import device_option, state
 
-analyze_app = typer.Typer(help="Analyses over results.db: regression, correlation, by-layer plots.",
+analyze_app = typer.Typer(help="Analyses over results.db (regression, correlation, by-layer plots) and of task files.",
                           no_args_is_help=True)
 
 
@@ -107,6 +107,17 @@ def layers(ctx: typer.Context, metric: str = typer.Option("accuracy", help="Metr
     for name, values in sorted(series.items()):
         typer.echo(f"{name}: " + "  ".join(f"{l}:{values[l]:.4f}" for l in sorted(values)))
     typer.echo(f"plot: {out}")
+
+
+@analyze_app.command("ner-cues")
+def ner_cues(train: Path = typer.Option(..., help="The source's NER training file (word<TAB>TAG)."),
+             test: Path = typer.Option(..., help="A target's NER file to score on.")) -> None:
+    """Entity F1 of model-free taggers fitted on the source, one surface cue each (shared names, case, the
+    words beside a name): what a zero-shot NER transfer could ride on without an encoder."""
+    from mbertlab.analysis.ner_cues import ner_cue_scores
+
+    for name, f1 in ner_cue_scores(train, test).items():
+        typer.echo(f"{name:<20} F1 {100 * f1:.1f}")
 
 
 def embed(tokenizer: Path = typer.Option(..., help="Tokenizer directory (the BERT artifact's)."),
