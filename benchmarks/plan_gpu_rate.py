@@ -32,7 +32,7 @@ from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.cost import flops_per_token, tokens_processed
 from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.runtime import cpu_count, setup_torch
-from mbertlab.studies.plan import GPU_MFU, GPU_PEAK_FLOPS, LAUNCH_S, micro_batch_floor
+from mbertlab.studies.plan import GPU_PEAK_FLOPS, LAUNCH_S, gpu_compute_seconds, micro_batch_floor
 from mbertlab.tokenizers.shards import ShardReader
 
 # name: (layers, hidden, heads, batch, seq_len). `k2020` is k2020's gpu-scale base (4 x 128, batch 256 x 64);
@@ -78,7 +78,7 @@ def measure(name: str, args, shards_dir: Path, work: Path, vocab: int) -> float:
     config = config_for(name, args.device, args.skip + args.steps)
     seconds = timed_run(name, args.device, args.skip, args.steps, shards_dir, work / f"run-{name}")
     flops = tokens_processed(config) * flops_per_token(config, vocab) / config.steps  # a step's
-    compute, floor = flops / (GPU_PEAK_FLOPS * GPU_MFU), micro_batch_floor(config.model.layers)
+    compute, floor = gpu_compute_seconds(flops), micro_batch_floor(config.model.layers)
     plan = max(compute, floor)
     layers, hidden, _, batch, seq = SHAPES[name]
     print(f"{name} ({layers} x {hidden}, batch {batch} x {seq}, vocab {vocab}): {seconds * 1e3:.2f} ms/step "

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from seqeval.metrics.sequence_labeling import get_entities
+
 from mbertlab.errors import DataError
 from mbertlab.formats.ner_columns import read_ner
 from mbertlab.tasks.ner import entity_scores
@@ -27,21 +29,6 @@ def _sentences(path: Path) -> list[tuple[list[str], list[str]]]:
     if not sentences:
         raise DataError(path, None, "found no sentences; expected a NER file of word<TAB>TAG lines")
     return sentences
-
-
-def _entity_spans(tags: list[str]) -> list[tuple[int, int, str]]:
-    """(first, last + 1, type) of each entity of a BIO sequence."""
-    spans, i = [], 0
-    while i < len(tags):
-        if tags[i] == "O":
-            i += 1
-            continue
-        j = i + 1
-        while j < len(tags) and tags[j] == "I-" + tags[i][2:]:
-            j += 1
-        spans.append((i, j, tags[i][2:]))
-        i = j
-    return spans
 
 
 def _case_spans(words: list[str]) -> list[tuple[int, int]]:
@@ -79,7 +66,8 @@ def ner_cue_scores(train: Path, test: Path) -> dict[str, float]:
     for words, tags in source:
         for word, tag in zip(words, tags):
             by_word[word][tag] += 1
-        for i, j, kind in _entity_spans(tags):
+        for kind, i, last in get_entities(tags):
+            j = last + 1
             kinds[kind] += 1
             before[words[i - 1] if i else START][kind] += 1
             after[words[j] if j < len(words) else END][kind] += 1
