@@ -79,9 +79,8 @@ def _sample_corpus(grammar, config, lang, spellings, corpora) -> dict[str, list[
     split_sizes = config.sentences.model_dump()
     out = {}
     for i, split in enumerate(SPLITS):
-        draws = grammar.draws([config.seed, lang.sample_seed, i])
-        sentences = [realise(grammar.sentence(draws), lang, spellings[lang.name])
-                     for _ in range(split_sizes[split])]
+        draws = grammar.draws([config.seed, lang.sample_seed, i], language=lang.sample_seed)
+        sentences = [realise(tree, lang, spellings[lang.name]) for tree in grammar.text(draws, split_sizes[split])]
         out[split] = sentences
     if lang.variant == "unigram":
         out = _unigram(out, corpora[lang.base]["train"], np.random.default_rng([config.seed, lang.sample_seed, 9]))

@@ -74,6 +74,33 @@ class TaskSizes(Config):
                               "topic's domain.")
 
 
+class WorldConfig(Config):
+    """The meaning shared by every language of a config (data/generate/world.py; docs/generated-languages.md).
+
+    Each concept of an open class is a point in a small latent space; a dependent is drawn with probability
+    proportional to its Zipf prior times exp(similarity to its head / `selection` + similarity to the document's
+    topic / `topic`). Every source of meaning has a setting that turns it off; `meaning: false` is the
+    context-free generator of before 2026-11-27, byte for byte.
+    """
+
+    meaning: bool = Field(True, description="false: every word drawn by its Zipf rank inside its class, "
+                          "independent of its context (the generator before 2026-11-27, kept for controls).")
+    dimensions: int = Field(8, ge=2, le=256, description="Dimensions of the latent space of concepts.")
+    selection: float | None = Field(0.2, gt=0.0, description="Temperature of selectional preference (a verb's "
+                                    "subjects, objects, obliques and adverbs; a noun's adjectives and nominal "
+                                    "modifiers); lower is sharper; null: dependents ignore their heads.")
+    topics: int = Field(4, ge=4, le=64, description="Document topics; MLDoc's four labels are the first four.")
+    topic: float | None = Field(0.5, gt=0.0, description="Temperature of a document's topic on its verbs, nouns "
+                                "and names; null: no topics (MLDoc then falls back to noun domains).")
+    document_sentences: int = Field(8, ge=1, le=1000, description="Consecutive sentences of the text that share "
+                                    "one topic (a document).")
+    frequency_noise: float = Field(0.5, ge=0.0, le=5.0, description="Standard deviation of each language's own "
+                                   "log-frequency offset per concept, so translations' frequencies correlate "
+                                   "but differ; 0: every language has the same word frequencies.")
+    verb_groups: int | None = Field(None, ge=2, description="Groups of 4 verbs with sense relations that NLI "
+                                    "edits (synonyms and antonyms inside a group); null: every verb.")
+
+
 class GenerateConfig(Config):
     seed: Seed = 0
     lexicon: LexiconSizes = Field(default_factory=LexiconSizes)
@@ -92,6 +119,8 @@ class GenerateConfig(Config):
         "place in the clause (subject PER, object ORG, after an adposition LOC), so only the context tells it. "
         "The text is the same either way; only the NER labels differ.")
     tasks: TaskSizes = Field(default_factory=TaskSizes, description="Generated XNLI- and MLDoc-style sets.")
+    world: WorldConfig = Field(default_factory=WorldConfig, description="The meaning every language realises: "
+                               "selectional preferences, document topics, per-language frequencies.")
     nli: Literal["verb-relations"] = Field("verb-relations", description="How the XNLI pairs are made (in the "
                                            "hash: the files changed under the same settings). 'verb-relations': "
                                            "one verb swapped for a synonym, antonym or unrelated verb, so lengths "

@@ -18,7 +18,15 @@ from mbertlab.errors import ConfigError
 from mbertlab.formats.records import XNLI_LABELS
 
 GROUP = 4
-GROUPS = 2  # 8 related verbs: a small transformer learns them from 2,000 pairs (94-98%); 24 words: 53%
+CONTEXT_FREE_GROUPS = 2  # the context-free world: 8 related verbs (a small transformer learns them from 2,000
+# pairs, 94-98%; 24 words: 53%); with meaning, synonyms are near in the world and every verb has a group
+
+
+def verb_groups(config) -> int:
+    """How many groups of 4 verbs NLI edits."""
+    if not config.world.meaning:
+        return CONTEXT_FREE_GROUPS
+    return config.world.verb_groups or config.lexicon.VERB // GROUP
 
 
 def relation(a: int, b: int) -> str:
@@ -53,7 +61,7 @@ def _edit(grammar: Grammar, draws: Draws, grouped: int) -> tuple[Node, Node, dic
     """A premise, the verb to edit (its concept redrawn uniformly among the grouped ones) and the replacements
     per label; drawn before the label is known, among those where every label has a replacement."""
     while True:
-        premise = grammar.sentence(draws)
+        premise = grammar.sentence(draws, grammar.topic(draws))
         verbs = [n for n in _nodes(premise) if n.cls == "VERB"]
         node = verbs[draws.integers(len(verbs))]
         node.index = draws.integers(grouped)
@@ -64,7 +72,7 @@ def _edit(grammar: Grammar, draws: Draws, grouped: int) -> tuple[Node, Node, dic
 
 def nli_examples(grammar: Grammar, seed: list[int], n: int) -> list[tuple[str, Node, Node]]:
     """`n` (label, premise, hypothesis) trees; every block of 3 holds each label once (balanced)."""
-    grouped = min(GROUPS, grammar.sizes["VERB"] // GROUP) * GROUP
+    grouped = min(verb_groups(grammar.config), grammar.sizes["VERB"] // GROUP) * GROUP
     if n and grouped < 2 * GROUP:
         raise ConfigError(f"lexicon.VERB must be at least {2 * GROUP} for generated NLI (a synonym, an antonym "
                           f"and an unrelated verb for each edited verb); found {grammar.sizes['VERB']}")

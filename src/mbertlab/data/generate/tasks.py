@@ -37,9 +37,12 @@ def documents(grammar: Grammar, seed: list[int], n: int, bias: float) -> list[tu
     for i in range(n):
         rotation = draws.integers(len(MLDOC_LABELS)) if i % len(MLDOC_LABELS) == 0 else rotation
         topic = (i + rotation) % len(MLDOC_LABELS)  # every block of 4 holds each topic once
-        trees = [grammar.sentence(draws) for _ in range(SENTENCES_PER_DOCUMENT)]
-        for tree in trees:
-            _topical(tree, topic, draws, bias)
+        if grammar.world is not None and grammar.config.world.topic:  # the world's topics shape the text
+            trees = [grammar.sentence(draws, topic) for _ in range(SENTENCES_PER_DOCUMENT)]
+        else:  # no topics in the text: a topic is a domain of nouns
+            trees = [grammar.sentence(draws) for _ in range(SENTENCES_PER_DOCUMENT)]
+            for tree in trees:
+                _topical(tree, topic, draws, bias)
         out.append((MLDOC_LABELS[topic], trees))
     return out
 
