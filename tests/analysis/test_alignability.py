@@ -138,3 +138,17 @@ def test_the_command_prints_the_table_and_json(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["rows"][0]["name"] == ALL and data["rows"][0]["context"] == pytest.approx(1.0)
     assert data["pairs"] == 12 and data["settings"]["dim"] == 4
+
+
+def test_normalised_is_unit_centred_unit():
+    # unit: a (1, 0), b (0, 1); mean (0.5, 0.5); centred a (0.5, -0.5), b (-0.5, 0.5); unit again
+    out = normalised({"a": np.array([3.0, 0.0]), "b": np.array([0.0, 2.0])})
+    h = 2 ** -0.5
+    assert np.allclose(out["a"], [h, -h]) and np.allclose(out["b"], [-h, h])
+
+
+def test_equal_log_distances_tie_exactly():
+    # from source rank 6, target ranks 4 and 9 are both a ratio 1.5 away: the gold (4) keeps rank 1
+    assert frequency_reciprocal_ranks([("s", "t4")], ["t4", "t9"], {"s": 6}, {"t4": 4, "t9": 9}) == [1.0]
+    assert frequency_reciprocal_ranks([("s", "t9")], ["t4", "t9"], {"s": 6}, {"t4": 4, "t9": 9}) == [1.0]
+    assert frequency_reciprocal_ranks([("s", "t9")], ["t5", "t9"], {"s": 6}, {"t5": 5, "t9": 9}) == [0.5]

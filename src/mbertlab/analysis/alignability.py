@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from fractions import Fraction
 from itertools import islice
 from pathlib import Path
 
@@ -87,19 +86,18 @@ def chance_mrr(n: int) -> float:
     return sum(1 / k for k in range(1, n + 1)) / n
 
 
-def _ratio(a: int, b: int) -> Fraction:
-    """exp(|log a - log b|), exact, so that equal distances tie exactly."""
-    return Fraction(max(a, b), min(a, b))
-
-
 def frequency_reciprocal_ranks(queries: list[tuple[str, str]], candidates: list[str], src_ranks: dict[str, int],
                                tgt_ranks: dict[str, int]) -> list[float]:
     """Reciprocal rank of each query pair's translation among the candidates, ranked by
-    |log rank_src(word) - log rank_tgt(candidate)| (closest first); rank = 1 + candidates strictly closer."""
+    |log rank_src(word) - log rank_tgt(candidate)| (closest first); rank = 1 + candidates strictly closer.
+    Distances are compared exactly, as ratios max/min of integer ranks cross-multiplied, so equal distances
+    (ranks 4 and 9 from rank 6) tie whatever the floating point."""
+    ranks = np.array([tgt_ranks[c] for c in sorted(set(candidates))], dtype=np.int64)
     out = []
     for source, target in queries:
-        gold = _ratio(src_ranks[source], tgt_ranks[target])
-        closer = sum(_ratio(src_ranks[source], tgt_ranks[c]) < gold for c in set(candidates))
+        a, b = src_ranks[source], tgt_ranks[target]
+        p, q = max(a, b), min(a, b)  # the gold's distance is log(p / q)
+        closer = int((np.maximum(ranks, a) * q < p * np.minimum(ranks, a)).sum())
         out.append(1 / (1 + closer))
     return out
 
