@@ -97,7 +97,7 @@ def test_missing_empty_and_unusable_inputs_are_one_line_errors(tmp_path):
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """Today's quick preset, only `src` and `fake`, 3,000 training sentences: every word drawn independently of
-    its context."""
+    its context. (Once the generator draws words by meaning, these overrides must turn meaning off.)"""
     from mbertlab.data.generate import generate_into, preset_config
     from mbertlab.data.generate.config import quick_preset
 
