@@ -1,12 +1,12 @@
 """How much two corpora offer for aligning their words, measured without a model (issue 49).
 
 A skip-gram model is trained on each corpus apart. An orthogonal map (Procrustes) is fitted on a random half
-of a bilingual lexicon, and each held-out source word's translation is retrieved among the held-out
-translations of its word class: if the two languages' words keep the same contexts, their vector spaces are
-near-isomorphic and the map finds the translations (Mikolov et al. 2013; Søgaard et al. 2018 on when they are
-not). Two references sit beside that MRR: the MRR from corpus frequency rank alone, a cue generated languages
-may offer far more cleanly than real ones, and chance. All ranks count a tie in the gold's favour, as
-`retrieval.word_retrieval` does.
+of a bilingual lexicon, and each held-out source word's translation is retrieved among the lexicon's
+translations of its word class (or only the held-out ones: `candidates`). If the two languages' words keep
+the same contexts, their vector spaces are near-isomorphic and the map finds the translations (Mikolov et al.
+2013; Søgaard et al. 2018 on when they are not). Two references sit beside that MRR: the MRR from corpus
+frequency rank alone, a cue generated languages may offer far more cleanly than real ones, and chance. All
+ranks count a tie in the gold's favour, as `retrieval.word_retrieval` does.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from mbertlab.errors import ConfigError, DataError
 from mbertlab.formats.muse import read_dictionary
 from mbertlab.formats.text import read_lines
 
-ALL = "all"  # the row that ranks every held-out translation, whatever its class
+ALL = "all"  # the row that ranks among every translation (every held-out one), whatever its class
 CANDIDATES = ("class", "held-out")  # what a held-out translation is ranked among: see score_vectors
 
 
