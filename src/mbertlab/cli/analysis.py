@@ -168,3 +168,39 @@ def retrieve(ctx: typer.Context, dict_: Path = typer.Option(..., "--dict", help=
             typer.echo(f"layer {layer}")
         for name, value in scores.items():
             typer.echo(f"{name:<12} {value:.4f}" if name != "pairs" else f"{name:<12} {int(value)}")
+
+
+@analyze_app.command("alignability")
+def alignability(source: Path = typer.Option(..., help="Source text, one sentence per line, whitespace tokens."),
+                 target: Path = typer.Option(..., help="Target text, one sentence per line, whitespace tokens."),
+                 lexicon: Path = typer.Option(..., help="Bilingual lexicon, MUSE format (source target per line)."),
+                 classes: Optional[Path] = typer.Option(None, help="CoNLL-U file: each source word's class is its "
+                                                        "most frequent UPOS there (rows per class)."),
+                 candidates: str = typer.Option("class", help="Rank a held-out translation among every lexicon "
+                                                "translation of its class (class) or only the held-out ones "
+                                                "(held-out)."),
+                 dim: int = typer.Option(50, help="Skip-gram vector dimension."),
+                 window: int = typer.Option(5, help="Skip-gram context window (words each side)."),
+                 epochs: int = typer.Option(5, help="Skip-gram passes over each corpus."),
+                 min_count: int = typer.Option(1, help="Words rarer than this get no vector."),
+                 seed: int = typer.Option(0, help="Seeds the skip-gram models and the lexicon's split."),
+                 max_sentences: Optional[int] = typer.Option(None, help="Only the first N lines of each corpus."),
+                 as_json: bool = typer.Option(False, "--json", help="Print the table as JSON.")) -> None:
+    """MRR of lexicon translations retrieved from skip-gram vectors mapped by Procrustes, per word class,
+    beside frequency rank alone and chance: how much two corpora offer for aligning their words, no model."""
+    from dataclasses import asdict
+
+    from mbertlab.analysis.alignability import AlignabilitySettings
+    from mbertlab.analysis.alignability import alignability as measure
+
+    settings = AlignabilitySettings(dim, window, epochs, min_count, seed, max_sentences, candidates)
+    result = measure(source, target, lexicon, classes, settings)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps({**asdict(result), "settings": asdict(settings)}, indent=1))
+        return
+    typer.echo(f"{'class':<8} {'words':>6} {'context':>8} {'frequency':>9} {'chance':>7}")
+    for row in result.rows:
+        typer.echo(f"{row.name:<8} {row.words:>6} {row.context:>8.3f} {row.frequency:>9.3f} {row.chance:>7.3f}")
+    typer.echo(f"{result.pairs} usable lexicon pairs, {result.fit_pairs} fit the map, the rest are retrieved")
