@@ -2,6 +2,8 @@
 vectors with a known answer, and an end-to-end run on generated languages."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 
 import numpy as np
@@ -94,18 +96,35 @@ def test_missing_empty_and_unusable_inputs_are_one_line_errors(tmp_path):
         AlignabilitySettings(candidates="all")
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    """Today's quick preset, only `src` and `fake`, 3,000 training sentences: every word drawn independently of
-    its context. (Once the generator draws words by meaning, these overrides must turn meaning off.)"""
+def _src_and_fake(out: Path, sentences: int, world: dict) -> Path:
+    """The quick preset's `src` and its fake-script copy `fake` only."""
     from mbertlab.data.generate import generate_into, preset_config
     from mbertlab.data.generate.config import quick_preset
 
-    out = tmp_path_factory.mktemp("generated")
     languages = [lang for lang in quick_preset()["languages"] if lang["name"] in ("src", "fake")]
-    overrides = {"languages": languages, "sentences": {"train": 3000, "dev": 20, "test": 20}}
+    overrides = {"languages": languages, "sentences": {"train": sentences, "dev": 20, "test": 20}, "world": world,
+                 "tasks": {"nli": {"train": 3, "dev": 3, "test": 3}, "mldoc": {"train": 4, "dev": 4, "test": 4}}}
     generate_into(preset_config("quick", 0, overrides), out)
     return out
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """The context-free world (`world.meaning: false`, the generator before 2026-11-27), 3,000 training
+    sentences: every word drawn independently of its context."""
+    return _src_and_fake(tmp_path_factory.mktemp("generated"), 3000, {"meaning": False})
+
+
+@pytest.mark.slow
+def test_the_default_world_aligns_nouns_and_verbs_by_context(tmp_path):
+    """Issue 49's target on the default quick preset (20,000 sentences): NOUN and VERB MRR from context vectors
+    at least 0.5 and above frequency rank alone."""
+    out = _src_and_fake(tmp_path, 20000, {})
+    result = alignability(out / "src" / "text" / "train.txt", out / "fake" / "text" / "train.txt",
+                          out / "lexicon" / "src-fake.txt", out / "src" / "ud" / "train.conllu")
+    rows = {r.name: r for r in result.rows}
+    for name in ("NOUN", "VERB"):
+        assert rows[name].context >= 0.5 and rows[name].context > rows[name].frequency, rows[name]
 
 
 def test_context_free_generated_nouns_align_at_chance_and_a_corpus_with_itself_exactly(generated, tmp_path):
