@@ -41,9 +41,9 @@ def _matrix(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _fit(x: np.ndarray, y: np.ndarray, classes: int = len(XNLI_LABELS), l2: float = L2) -> np.ndarray:
     """Weights (features + 1 intercept row) x classes minimising the mean cross-entropy plus L2 on slopes."""
-    n, k = len(y), len(XNLI_LABELS)
+    n, k = len(y), classes
     design = np.hstack([x, np.ones((n, 1))])
     onehot = np.eye(k)[y]
 
@@ -52,9 +52,9 @@ def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         logits = design @ w
         log_p = logits - logsumexp(logits, axis=1, keepdims=True)
         slopes = w[:-1]
-        value = -(onehot * log_p).sum() / n + L2 * (slopes ** 2).sum()
+        value = -(onehot * log_p).sum() / n + l2 * (slopes ** 2).sum()
         grad = design.T @ (np.exp(log_p) - onehot) / n
-        grad[:-1] += 2 * L2 * slopes
+        grad[:-1] += 2 * l2 * slopes
         return value, grad.ravel()
 
     result = minimize(loss, np.zeros(design.shape[1] * k), jac=True, method="L-BFGS-B",
