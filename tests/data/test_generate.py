@@ -129,20 +129,24 @@ def test_nli_edits_replace_one_verb_with_a_consistent_label(generated):
     verb absent from the premise, and the label is a function of the (old, new) pair: never two labels."""
     from mbertlab.formats.xnli import read_xnli
 
-    verbs = {f for s in read_conllu(generated / "src" / "ud" / "train.conllu") for f, u in zip(s.forms, s.upos)
-             if u == "VERB"}
+    tags = {(f, u) for split in ("train", "dev", "test")
+            for s in read_conllu(generated / "src" / "ud" / f"{split}.conllu") for f, u in zip(s.forms, s.upos)}
+    verbs, others = {f for f, u in tags if u == "VERB"}, {f for f, u in tags if u != "VERB"}
     seen: dict[tuple[str, str], str] = {}
     for p in read_xnli(generated / "xnli" / "src.train.tsv"):
         a, b = p.premise.split(), p.hypothesis.split()
         assert len(a) == len(b)
         diff = [(x, y) for x, y in zip(a, b) if x != y]
-        assert len(diff) == 1 and diff[0][1] not in a and set(diff[0]) <= verbs
+        assert len(diff) == 1 and diff[0][1] not in a and not set(diff[0]) & others
         assert seen.setdefault(diff[0], p.label) == p.label
-    assert len({w for pair in seen for w in pair}) == 8 and len(seen) == 8 * 7  # every ordered pair occurs
+    edited = {w for pair in seen for w in pair}
+    # every verb of the world has a group (40 verbs, 10 groups); the corpus has seen most of them as verbs
+    assert len(edited) == 40 and len(edited & verbs) >= 30
 
 
 def test_topics_bias_nouns(generated):
-    """Nouns (by their UD tag) mostly occur in documents of one label: far above the chance share of 1/4."""
+    """Nouns (by their UD tag) occur more often in documents of one label than the chance share of 1/4 (the
+    world's topics shift nouns softly: 0.385 measured at the default `world.topic` 0.5)."""
     from collections import Counter, defaultdict
 
     from mbertlab.formats.classification import read_mldoc
@@ -158,7 +162,7 @@ def test_topics_bias_nouns(generated):
     frequent = [c for c in by_noun.values() if sum(c.values()) >= 20]
     assert len(frequent) >= 10
     majority = sum(max(c.values()) for c in frequent) / sum(sum(c.values()) for c in frequent)
-    assert majority > 0.6
+    assert majority > 0.33, majority
 
 
 def test_tasks_leave_the_preset_hash_alone():
