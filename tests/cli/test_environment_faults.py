@@ -259,7 +259,8 @@ def test_a_full_disk_during_pretraining_resumes_to_the_same_weights(tmp_path, ba
     assert run(["-w", str(work), "pretrain", "--shards", str(base["shards"]), *PRETRAIN]) == 1
     line = error_line(capsys)
     partial = work / "pretrain" / f".partial-{straight.name}"
-    assert line == f"error: {work / 'pretrain' / straight.name}: no space left on device; free some space and run " \
+    step_20 = partial / "checkpoints" / ".tmp-step-20"
+    assert line == f"error: {step_20 / 'model.safetensors'}: no space left on device; free some space and run " \
                    "the command again (finished stages are reused, pretraining resumes from its last intact checkpoint)"
     assert ".tmp-step-20" in saves[1] and [s for s, _ in list_checkpoints(partial)] == [10]
     monkeypatch.undo()
@@ -267,6 +268,44 @@ def test_a_full_disk_during_pretraining_resumes_to_the_same_weights(tmp_path, ba
     assert capsys.readouterr().err == ""
     assert not partials(work)
     assert_same_weights(work / "pretrain" / straight.name / "model", straight / "model")
+
+
+def _full_disk_at_step_10(monkeypatch, module, name: str, fault: Exception) -> None:
+    """`module.name` (a writer of the checkpoint) raises `fault`, as on a full disk, from the first checkpoint on;
+    the disk reads as full to the check that tells a no-space error from another when the writer gives no errno."""
+    from mbertlab.store import faults
+
+    def full(*args, **kwargs):
+        raise fault
+    monkeypatch.setattr(module, name, full)
+    monkeypatch.setattr(faults, "_free_bytes", lambda path: 0)
+
+
+def test_a_full_disk_writing_trainer_state_names_that_file(tmp_path, base, straight, capsys, monkeypatch):
+    """torch.save's own words on a 260 kB tmpfs (issue 54): `basic_ios::clear: iostream error`, which has no
+    errno; before, a RuntimeError traceback."""
+    import torch
+
+    _full_disk_at_step_10(monkeypatch, torch, "save", RuntimeError("basic_ios::clear: iostream error"))
+    work = tmp_path / "w"
+    assert run(["-w", str(work), "pretrain", "--shards", str(base["shards"]), *PRETRAIN]) == 1
+    step_10 = work / "pretrain" / f".partial-{straight.name}" / "checkpoints" / ".tmp-step-10"
+    assert error_line(capsys) == f"error: {step_10 / 'trainer_state.pt'}: no space left on device; free some " \
+        "space and run the command again (finished stages are reused, pretraining resumes from its last intact " \
+        "checkpoint)"
+
+
+def test_a_full_disk_copying_the_tokenizer_names_the_copy_not_its_source(tmp_path, base, straight, capsys,
+                                                                          monkeypatch):
+    """A copy that fills the disk: `shutil.copy` names the source (the tokenizer's file, on another disk) as the
+    error's filename and the file it was writing as filename2 (issue 54: the line named the source)."""
+    work = tmp_path / "w"
+    step_10 = work / "pretrain" / f".partial-{straight.name}" / "checkpoints" / ".tmp-step-10"
+    source = next(p for p in (base["root"] / "w" / "tokenizer").rglob("*.json") if p.name != "config.json")
+    fault = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(source), None, str(step_10 / source.name))
+    _full_disk_at_step_10(monkeypatch, shutil, "copy2", fault)
+    assert run(["-w", str(work), "pretrain", "--shards", str(base["shards"]), *PRETRAIN]) == 1
+    assert error_line(capsys).startswith(f"error: {step_10 / source.name}: no space left on device; free some")
 
 
 @pytest.mark.slow
