@@ -240,16 +240,21 @@ def content_hash(data: Any, inputs: Iterable[str] = ()) -> str:
     return h.hexdigest()[:16]
 
 
+SHOWN_PROBLEMS = 3  # problems named in one error line; the rest are counted
+
+
 def format_validation_error(err: ValidationError, source: str) -> str:
-    """One line per problem: `source: key 'a.b': message`."""
-    lines = []
+    """One line: `source: key 'a.b': message; key 'c': message`, the first SHOWN_PROBLEMS problems and a count of
+    the rest (the CLI's errors are one line each)."""
+    parts = []
     for problem in err.errors():
         key = ".".join(str(p) for p in problem["loc"] if p != "[key]") or "<root>"  # a mapping's key: its own name
         msg = problem["msg"]
         if problem["type"] == "extra_forbidden":
             msg = "unknown key"
-        lines.append(f"{source}: key '{key}': {msg}")
-    return "\n".join(lines)
+        parts.append(f"key '{key}': {msg}")
+    more = f" (and {len(parts) - SHOWN_PROBLEMS} more)" if len(parts) > SHOWN_PROBLEMS else ""
+    return f"{source}: {'; '.join(parts[:SHOWN_PROBLEMS])}{more}"
 
 
 def parse_config(cls: type[C], data: dict[str, Any], source: str = "<config>") -> C:
@@ -317,6 +322,39 @@ class UniqueKeyLoader(yaml.SafeLoader):
             seen.setdefault(key, line)
         return super().construct_mapping(node, deep)
 
+    def get_single_node(self) -> yaml.Node | None:
+        """The document's node graph, refused when its aliases expand it past MAX_YAML_NODES: PyYAML shares an
+        aliased value, but every later copy or walk (overrides, merging, validation) expands it, so a
+        700-byte alias bomb would take minutes and gigabytes."""
+        node = super().get_single_node()
+        if node is not None:
+            _expanded_size(node, {}, set())
+        return node
+
+
+MAX_YAML_NODES = 100_000  # the largest built-in spec has a few thousand once expanded
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """How many nodes `node` stands for with every alias expanded (each shared node counted once, its size
+    reused); a YAMLError past MAX_YAML_NODES or for an alias inside its own anchor."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    if id(node) in open_nodes:
+        raise yaml.composer.ComposerError(None, None, "found an alias inside the value it names (a recursive "
+                                          "alias); expected a finite document", node.start_mark)
+    open_nodes.add(id(node))
+    children = node.value if isinstance(node, yaml.SequenceNode) else \
+        [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else []
+    size = 1 + sum(_expanded_size(child, sizes, open_nodes) for child in children)
+    open_nodes.discard(id(node))
+    if size > MAX_YAML_NODES:
+        raise yaml.composer.ComposerError(None, None, f"found aliases that expand to more than {MAX_YAML_NODES:,} "
+                                          "values (an alias bomb?); expected a document of at most that many",
+                                          node.start_mark)
+    sizes[id(node)] = size
+    return size
+
 
 def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any]:
     """A YAML file's content ({} when empty); bad UTF-8, bad syntax or a repeated key are one-line errors."""
@@ -331,6 +369,9 @@ def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any
         raise ConfigError(f"{path}:{line}: not UTF-8 (byte {raw[err.start]:#04x} at offset {err.start})") from None
     try:
         data = yaml.load(text, Loader=loader)
+    except RecursionError:  # `[[[[…` nested deeper than PyYAML's recursive composer goes
+        raise ConfigError(f"{path}: invalid YAML (nested too deeply for the parser); expected a config "
+                          "file") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

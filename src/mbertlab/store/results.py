@@ -70,9 +70,14 @@ class ResultRow:
 
 
 class ResultsDB:
-    def __init__(self, path: str | Path, retries: int = 50):
+    def __init__(self, path: str | Path, retries: int = 50, existing: bool = False):
+        """`existing`: for commands that only read results, refuse a missing file (a mistyped `-w`) instead of
+        making the folder and an empty database."""
         self.path = Path(path)
         self.retries = retries
+        if existing and not self.path.is_file():
+            raise StorageError(f"{self.path}: no such file; expected the results database of a workdir where "
+                               "studies or stages have run (is -w right?)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._with_retry(lambda con: con.executescript(SCHEMA))
 
@@ -109,6 +114,9 @@ class ResultsDB:
                                 f"start a new one (`sqlite3 {self.path.name} .recover` may save its rows)")
         if "full" in str(err):
             return StorageError(f"{self.path}: {NO_SPACE}")
+        if any(words in str(err) for words in ("no such column", "has no column", "no such table")):
+            return StorageError(f"{self.path}: not an mbertlab results database ({err}: a table `results` of "
+                                "another schema); move it aside, or choose another workdir (-w)")
         if "locked" in str(err) or "busy" in str(err):
             return StorageError(f"{self.path}: still locked by another process after {self.retries} tries ({err}); "
                                 "run the command again when it has finished")
@@ -188,5 +196,6 @@ def write_csv(rows: Iterable[ResultRow], out: TextIO) -> None:
         writer.writerow([rec[n] if rec[n] is not None else "" for n in names])
 
 
-def open_results(workdir: str | Path) -> ResultsDB:
-    return ResultsDB(Path(workdir) / "results.db")
+def open_results(workdir: str | Path, existing: bool = False) -> ResultsDB:
+    """The workdir's results.db; with `existing` (reading commands), one that is already there."""
+    return ResultsDB(Path(workdir) / "results.db", existing=existing)
