@@ -20,7 +20,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, Serializatio
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from mbertlab.errors import ConfigError
+from mbertlab.errors import ConfigError, missing_file
 from mbertlab.runtime import DEVICE_SETTING
 
 C = TypeVar("C", bound="Config")
@@ -360,7 +360,7 @@ def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any
     """A YAML file's content ({} when empty); bad UTF-8, bad syntax or a repeated key are one-line errors."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"{path}: no such file")
+        raise ConfigError(f"{path}: {missing_file(path)}")
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")

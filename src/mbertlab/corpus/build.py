@@ -162,4 +162,4 @@ def build_corpus_into(config: CorpusConfig, out: Path) -> None:
         if budgets is not None:
             realised = sum(s[config.unit] for s in stats[lang.name].values())
             stats[lang.name]["sampling"] = {"unit": config.unit, "budget": budget, "realised": realised}
-    (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+    (out / "stats.json").write_text(json.dumps(stats, indent=1, allow_nan=False) + "\n", encoding="utf-8")

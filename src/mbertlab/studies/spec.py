@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mbertlab.config import PRECISIONS, Config, apply_overrides, check_safe_name, deep_merge, parse_config, read_yaml
-from mbertlab.errors import ConfigError
+from mbertlab.errors import ConfigError, missing_file
 from mbertlab.runtime import DEVICE_SETTING
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
@@ -49,7 +49,8 @@ def resolve_spec_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.is_file():
-            raise ConfigError(f"{path}: no such study spec file")
+            reason = missing_file(path)
+            raise ConfigError(f"{path}: {'no such study spec file' if reason == 'no such file' else reason}")
         return path
     specs = builtin_specs()
     if str(name_or_path) not in specs:
