@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from stat import S_ISREG
 from typing import Annotated, Any, Iterable, Literal, TypeVar, get_args
 
 import yaml
@@ -89,6 +90,8 @@ def file_digest(path: str | Path) -> str:
         stat = resolved.stat()
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the data file to hash it ({err.strerror or err})") from err
+    if not S_ISREG(stat.st_mode):  # opening a FIFO would wait for a writer forever
+        raise ConfigError(f"{path}: {missing_file(path)}")
     key = (str(resolved), stat.st_size, stat.st_mtime_ns)
     if key not in _DIGESTS:
         digest = hashlib.blake2b(digest_size=16)

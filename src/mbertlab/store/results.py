@@ -9,6 +9,7 @@ import csv
 import json
 import sqlite3
 import time
+from contextlib import closing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO
@@ -79,7 +80,23 @@ class ResultsDB:
             raise StorageError(f"{self.path}: no such file; expected the results database of a workdir where "
                                "studies or stages have run (is -w right?)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_schema()
         self._with_retry(lambda con: con.executescript(SCHEMA))
+
+    def _check_schema(self) -> None:
+        """Refuse a database whose `results` table is another program's, read-only, before WAL mode and our
+        indexes would change the file (a damaged file is left to the usual path, which words it)."""
+        if not self.path.is_file():
+            return
+        try:
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as con:
+                found = {row[1] for row in con.execute("PRAGMA table_info(results)")}
+        except sqlite3.Error:
+            return
+        if found and not set(COLUMNS) <= found:
+            missing = ", ".join(c for c in COLUMNS if c not in found)
+            raise StorageError(f"{self.path}: not an mbertlab results database (its table `results` lacks the "
+                               f"columns {missing}); move it aside, or choose another workdir (-w)")
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
