@@ -83,7 +83,7 @@ def read_spec_data(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Iterable[str] = ()) -> StudySpec:
     from mbertlab.studies.designs import get_design
 
-    path = resolve_spec_path(name_or_path)
+    path, overrides = resolve_spec_path(name_or_path), list(overrides)
     data = read_spec_data(path)
     chosen = _chosen_scale(path, data, scale)
     scales = data.pop("scales")
@@ -94,7 +94,7 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
             raise ConfigError(f"{path}: key '{key}': required (a string)")
     check_safe_name(data["name"], f"{path}: key 'name'")  # it names the report's folder
     design = get_design(data["design"], path.parent)
-    settings = _settings(design.config_class, data, before, path, list(overrides))
+    settings = _settings(design.config_class, data, before, path, overrides)
     device = data.get("device", "auto")
     if not isinstance(device, str) or not re.fullmatch(DEVICE_SETTING, device):
         raise ConfigError(f"{path}: key 'device': expected auto, cpu, cuda or cuda:N, got {device!r}")
@@ -137,7 +137,7 @@ def _check_scales(path: Path, scales: Any) -> None:
 READ_BEFORE_OVERRIDES = ("include", "scale", "scales")  # --set on them would be ignored
 
 
-def _overridden(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+def _overridden(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """`data` with the `--set` overrides applied; one on a key read before overrides apply is an error, not a
     silent no-op."""
     for text in overrides:
