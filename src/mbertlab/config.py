@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 from stat import S_ISREG
-from typing import Annotated, Any, Iterable, Literal, TypeVar, get_args
+from typing import Annotated, Any, Callable, Iterable, Literal, TypeVar, get_args
 
 import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, SerializationInfo, ValidationError,
@@ -25,6 +25,7 @@ from mbertlab.errors import ConfigError, missing_file
 from mbertlab.runtime import DEVICE_SETTING
 
 C = TypeVar("C", bound="Config")
+T = TypeVar("T")
 
 
 INT64_MAX = 2**63 - 1  # what torch, numpy and SQLite hold; a bigger integer overflows deep inside them
@@ -382,8 +383,24 @@ def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any
     return data if data is not None else {}
 
 
+def blaming_overrides(parse: Callable[[list[str]], T], overrides: list[str], source: str) -> T:
+    """`parse(overrides)`; an error naming `source` that only the `--set` overrides cause (the same parse without
+    them passes) names `--set …` instead, where the value came from."""
+    try:
+        return parse(overrides)
+    except ConfigError as err:
+        if not overrides or not str(err).startswith(f"{source}:"):
+            raise
+        try:
+            parse([])
+        except ConfigError:
+            raise err from None
+        raise ConfigError(f"--set {' '.join(overrides)}{str(err)[len(source):]}") from None
+
+
 def load_config(cls: type[C], path: str | Path | None = None, overrides: Iterable[str] = ()) -> C:
     """Read YAML (optional), apply `--set` overrides, validate."""
     data = read_yaml(path) if path is not None else {}
-    data = apply_overrides(data, overrides)
-    return parse_config(cls, data, str(path) if path is not None else "<config>")
+    source = str(path) if path is not None else "<config>"
+    return blaming_overrides(lambda sets: parse_config(cls, apply_overrides(data, sets), source), list(overrides),
+                             source)

@@ -127,6 +127,16 @@ def test_errors_name_the_option_the_value_came_from_not_the_spec(tmp_path, capsy
     assert line.startswith(says), line
 
 
+def test_a_stage_config_error_from_set_names_the_option(tmp_path, capsys):
+    path = tmp_path / "corpus.yaml"
+    path.write_text("seed: 1\nlanguages: [{name: en, sources: [{path: en.txt}]}]\n", encoding="utf-8")
+    line = refused(["corpus", "build", str(path), "--set", "seed=-1"], tmp_path / "w", capsys)
+    assert line.startswith("error: --set seed=-1: key 'seed': expected 0 to 4294967295")
+    path.write_text("seed: -2\nlanguages: [{name: en, sources: [{path: en.txt}]}]\n", encoding="utf-8")
+    line = refused(["corpus", "build", str(path), "--set", "seed=-1"], tmp_path / "w", capsys)
+    assert line.startswith(f"error: {path}: key 'seed'")  # wrong without the --set too: the file is named
+
+
 def test_several_problems_of_one_spec_are_one_line(tmp_path, capsys):
     line = refused(["study", "validate", "quick", "--scale", "test", "--set", "data.kind=files"], tmp_path / "w",
                    capsys)
@@ -143,7 +153,7 @@ def test_several_problems_of_one_spec_are_one_line(tmp_path, capsys):
 ])
 def test_generator_settings_are_bounded(tmp_path, capsys, override, key, says):
     line = refused(["generate", "--set", override], tmp_path / "w", capsys)
-    assert f"key '{key}'" in line and says in line
+    assert line.startswith(f"error: --set {override}: key '{key}'") and says in line  # not "preset quick"
     line = refused(["study", "validate", "quick", "--scale", "test", "--set", f"data.set.{override}"],
                    tmp_path / "w", capsys)
     assert f"key '{key}'" in line and says in line

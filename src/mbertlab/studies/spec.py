@@ -12,7 +12,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from mbertlab.config import PRECISIONS, Config, apply_overrides, check_safe_name, deep_merge, parse_config, read_yaml
+from mbertlab.config import (PRECISIONS, Config, apply_overrides, blaming_overrides, check_safe_name, deep_merge,
+                             parse_config, read_yaml)
 from mbertlab.errors import ConfigError, missing_file
 from mbertlab.runtime import DEVICE_SETTING
 
@@ -152,16 +153,8 @@ def _settings(config_class: type[Config], data: dict[str, Any], before: dict[str
               overrides: list[str]) -> Config:
     """The design's config from the spec's own keys; an error that only the `--set` overrides cause names them,
     not the spec file."""
-    try:
-        return parse_config(config_class, _design_keys(data), str(path))
-    except ConfigError as err:
-        if not overrides:
-            raise
-        try:
-            parse_config(config_class, _design_keys(before), str(path))
-        except ConfigError:
-            raise err from None
-        raise ConfigError(str(err).replace(str(path), f"--set {' '.join(overrides)}", 1)) from None
+    return blaming_overrides(lambda sets: parse_config(config_class, _design_keys(data if sets else before),
+                                                       str(path)), overrides, str(path))
 
 
 def _design_keys(data: dict[str, Any]) -> dict[str, Any]:
