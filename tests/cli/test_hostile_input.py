@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from mbertlab import config
+from mbertlab import yaml_loader
 from mbertlab.cli.main import run
 from tests.cli.test_hostile_configs import refused
 from tests.corpus.test_source_errors import _parquet, build
@@ -59,7 +59,7 @@ BOMB = 'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n'
 def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path, capsys, monkeypatch, command):
     """The issue's 700-byte bomb took 105 s and 12.6 GB; the bound is lowered so that a bomb of 9^4 values trips
     it, which the old code read in full (and then refused the unknown keys, not the bomb)."""
-    monkeypatch.setattr(config, "MAX_YAML_NODES", 1_000)
+    monkeypatch.setattr(yaml_loader, "MAX_YAML_NODES", 1_000)
     path = tmp_path / "bomb.yaml"
     path.write_text("\n".join(BOMB.splitlines()[:4]) + "\n", encoding="utf-8")
     line = refused([*command, str(path)], tmp_path / "w", capsys)
