@@ -12,7 +12,8 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal, TypeVar, get_args
+from stat import S_ISREG
+from typing import Annotated, Any, Callable, Iterable, Literal, TypeVar, get_args
 
 import yaml
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, SerializationInfo, ValidationError,
@@ -20,10 +21,12 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, Serializatio
 from pydantic.fields import FieldInfo
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from mbertlab.errors import ConfigError
+from mbertlab.errors import ConfigError, missing_file
+from mbertlab.yaml_loader import UniqueKeyLoader
 from mbertlab.runtime import DEVICE_SETTING
 
 C = TypeVar("C", bound="Config")
+T = TypeVar("T")
 
 
 INT64_MAX = 2**63 - 1  # what torch, numpy and SQLite hold; a bigger integer overflows deep inside them
@@ -89,6 +92,8 @@ def file_digest(path: str | Path) -> str:
         stat = resolved.stat()
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the data file to hash it ({err.strerror or err})") from err
+    if not S_ISREG(stat.st_mode):  # opening a FIFO would wait for a writer forever
+        raise ConfigError(f"{path}: {missing_file(path)}")
     key = (str(resolved), stat.st_size, stat.st_mtime_ns)
     if key not in _DIGESTS:
         digest = hashlib.blake2b(digest_size=16)
@@ -240,16 +245,21 @@ def content_hash(data: Any, inputs: Iterable[str] = ()) -> str:
     return h.hexdigest()[:16]
 
 
+SHOWN_PROBLEMS = 3  # problems named in one error line; the rest are counted
+
+
 def format_validation_error(err: ValidationError, source: str) -> str:
-    """One line per problem: `source: key 'a.b': message`."""
-    lines = []
+    """One line: `source: key 'a.b': message; key 'c': message`, the first SHOWN_PROBLEMS problems and a count of
+    the rest (the CLI's errors are one line each)."""
+    parts = []
     for problem in err.errors():
         key = ".".join(str(p) for p in problem["loc"] if p != "[key]") or "<root>"  # a mapping's key: its own name
         msg = problem["msg"]
         if problem["type"] == "extra_forbidden":
             msg = "unknown key"
-        lines.append(f"{source}: key '{key}': {msg}")
-    return "\n".join(lines)
+        parts.append(f"key '{key}': {msg}")
+    more = f" (and {len(parts) - SHOWN_PROBLEMS} more)" if len(parts) > SHOWN_PROBLEMS else ""
+    return f"{source}: {'; '.join(parts[:SHOWN_PROBLEMS])}{more}"
 
 
 def parse_config(cls: type[C], data: dict[str, Any], source: str = "<config>") -> C:
@@ -300,29 +310,11 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the last silently). Keys
-    merged in with `<<:` may be overridden, as YAML allows."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            line = key_node.start_mark.line + 1
-            if isinstance(key, (str, int, float, bool)) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} appears twice (lines {seen[key]} and {line})", key_node.start_mark)
-            seen.setdefault(key, line)
-        return super().construct_mapping(node, deep)
-
-
 def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any]:
     """A YAML file's content ({} when empty); bad UTF-8, bad syntax or a repeated key are one-line errors."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"{path}: no such file")
+        raise ConfigError(f"{path}: {missing_file(path)}")
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -331,6 +323,9 @@ def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any
         raise ConfigError(f"{path}:{line}: not UTF-8 (byte {raw[err.start]:#04x} at offset {err.start})") from None
     try:
         data = yaml.load(text, Loader=loader)
+    except RecursionError:  # `[[[[…` nested deeper than PyYAML's recursive composer goes
+        raise ConfigError(f"{path}: invalid YAML (nested too deeply for the parser); expected a config "
+                          "file") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -338,8 +333,24 @@ def read_yaml(path: str | Path, loader: type = UniqueKeyLoader) -> dict[str, Any
     return data if data is not None else {}
 
 
+def blaming_overrides(parse: Callable[[list[str]], T], overrides: list[str], source: str) -> T:
+    """`parse(overrides)`; an error naming `source` that only the `--set` overrides cause (the same parse without
+    them passes) names `--set …` instead, where the value came from."""
+    try:
+        return parse(overrides)
+    except ConfigError as err:
+        if not overrides or not str(err).startswith(f"{source}:"):
+            raise
+        try:
+            parse([])
+        except ConfigError:
+            raise err from None
+        raise ConfigError(f"--set {' '.join(overrides)}{str(err)[len(source):]}") from None
+
+
 def load_config(cls: type[C], path: str | Path | None = None, overrides: Iterable[str] = ()) -> C:
     """Read YAML (optional), apply `--set` overrides, validate."""
     data = read_yaml(path) if path is not None else {}
-    data = apply_overrides(data, overrides)
-    return parse_config(cls, data, str(path) if path is not None else "<config>")
+    source = str(path) if path is not None else "<config>"
+    return blaming_overrides(lambda sets: parse_config(cls, apply_overrides(data, sets), source), list(overrides),
+                             source)

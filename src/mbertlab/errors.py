@@ -1,6 +1,7 @@
 """Errors a user can fix. Each renders as one line naming the file, line, key or value at fault."""
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 
@@ -39,3 +40,18 @@ class StorageError(MbertlabError):
 
 class DownloadError(MbertlabError):
     """A download failed or did not match its checksum."""
+
+
+SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def missing_file(path: str | Path) -> str:
+    """Why a path that is not a regular file cannot be read as one: it is missing, or it is a device, FIFO or
+    socket (`/dev/null`, a named pipe), which 'no such file' would misname."""
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return "no such file"
+    kind = next((name for test, name in SPECIAL_FILES if test(mode)), "not a regular file")
+    return f"found {kind}; expected a regular file"

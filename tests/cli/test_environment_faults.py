@@ -7,6 +7,7 @@ import builtins
 import errno
 import io
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -259,7 +260,8 @@ def test_a_full_disk_during_pretraining_resumes_to_the_same_weights(tmp_path, ba
     assert run(["-w", str(work), "pretrain", "--shards", str(base["shards"]), *PRETRAIN]) == 1
     line = error_line(capsys)
     partial = work / "pretrain" / f".partial-{straight.name}"
-    assert line == f"error: {work / 'pretrain' / straight.name}: no space left on device; free some space and run " \
+    step_20 = partial / "checkpoints" / ".tmp-step-20"
+    assert line == f"error: {step_20 / 'model.safetensors'}: no space left on device; free some space and run " \
                    "the command again (finished stages are reused, pretraining resumes from its last intact checkpoint)"
     assert ".tmp-step-20" in saves[1] and [s for s, _ in list_checkpoints(partial)] == [10]
     monkeypatch.undo()
@@ -269,8 +271,47 @@ def test_a_full_disk_during_pretraining_resumes_to_the_same_weights(tmp_path, ba
     assert_same_weights(work / "pretrain" / straight.name / "model", straight / "model")
 
 
+def _full_disk_at_step_10(monkeypatch, module, name: str, fault: Exception) -> None:
+    """`module.name` (a writer of the checkpoint) raises `fault`, as on a full disk, from the first checkpoint on;
+    the disk reads as full to the check that tells a no-space error from another when the writer gives no errno."""
+    from mbertlab.store import faults
+
+    def full(*args, **kwargs):
+        raise fault
+    monkeypatch.setattr(module, name, full)
+    monkeypatch.setattr(faults, "_free_bytes", lambda path: 0)
+
+
+def test_a_full_disk_writing_trainer_state_names_that_file(tmp_path, base, straight, capsys, monkeypatch):
+    """torch.save's own words on a 260 kB tmpfs (issue 54): `basic_ios::clear: iostream error`, which has no
+    errno; before, a RuntimeError traceback."""
+    import torch
+
+    _full_disk_at_step_10(monkeypatch, torch, "save", RuntimeError("basic_ios::clear: iostream error"))
+    work = tmp_path / "w"
+    assert run(["-w", str(work), "pretrain", "--shards", str(base["shards"]), *PRETRAIN]) == 1
+    step_10 = work / "pretrain" / f".partial-{straight.name}" / "checkpoints" / ".tmp-step-10"
+    assert error_line(capsys) == f"error: {step_10 / 'trainer_state.pt'}: no space left on device; free some " \
+        "space and run the command again (finished stages are reused, pretraining resumes from its last intact " \
+        "checkpoint)"
+
+
+def test_a_full_disk_copying_the_tokenizer_names_the_copy_not_its_source(tmp_path, base, straight, capsys,
+                                                                          monkeypatch):
+    """A copy that fills the disk: `shutil.copy` names the source (the tokenizer's file, on another disk) as the
+    error's filename and the file it was writing as filename2 (issue 54: the line named the source)."""
+    work = tmp_path / "w"
+    step_10 = work / "pretrain" / f".partial-{straight.name}" / "checkpoints" / ".tmp-step-10"
+    source = next(p for p in (base["root"] / "w" / "tokenizer").rglob("*.json") if p.name != "config.json")
+    fault = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(source), None, str(step_10 / source.name))
+    _full_disk_at_step_10(monkeypatch, shutil, "copy2", fault)
+    assert run(["-w", str(work), "pretrain", "--shards", str(base["shards"]), *PRETRAIN]) == 1
+    assert error_line(capsys).startswith(f"error: {step_10 / source.name}: no space left on device; free some")
+
+
 @pytest.mark.slow
-def test_a_real_full_disk_during_pretraining_is_one_line_and_resumes(tmp_path, base, straight):
+@pytest.mark.parametrize("size", ["1400k", "260k"])  # 260k: torch.save's `basic_ios::clear` (issue 54)
+def test_a_real_full_disk_during_pretraining_is_one_line_and_resumes(tmp_path, base, straight, size):
     """A real full disk: a 1,400 kB tmpfs in a private mount namespace (root, or a user namespace) holds two
     checkpoints, not the third; the write that fails is torch's or safetensors' own. The run ends in one line;
     the same run with the disk grown to 64 MB resumes and ends as the straight run."""
@@ -283,15 +324,16 @@ def test_a_real_full_disk_during_pretraining_is_one_line_and_resumes(tmp_path, b
         pytest.skip(f"no mount namespace here, so no small disk to fill ({probe.stderr.strip()})")
     work = disk / "w"
     cli = [sys.executable, "-m", "mbertlab", "-w", str(work), "pretrain", "--shards", str(base["shards"]), *PRETRAIN]
-    script = ('mount -t tmpfs -o size=1400k none "$0" && "$@" 2> "$0.1.err"; echo $? > "$0.1.rc"; '
+    script = (f'mount -t tmpfs -o size={size} none "$0" && "$@" 2> "$0.1.err"; echo $? > "$0.1.rc"; '
               'mount -o remount,size=64m "$0" && "$@" 2> "$0.2.err"; echo $? > "$0.2.rc"; cp -r "$0/w" "$0.w"')
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     subprocess.run([*unshare, "sh", "-c", script, str(disk), *cli], check=True, env=env)
     first, second = (Path(f"{disk}.{i}.err").read_text() for i in (1, 2))
     assert Path(f"{disk}.1.rc").read_text().strip() == "1" and Path(f"{disk}.2.rc").read_text().strip() == "0"
-    assert first == f"error: {work / 'pretrain' / straight.name}: no space left on device; free some space and run " \
-                    "the command again (finished stages are reused, pretraining resumes from its last intact " \
-                    "checkpoint)\n", first
+    checkpoints = work / "pretrain" / f".partial-{straight.name}" / "checkpoints"
+    assert re.fullmatch(rf"error: {re.escape(str(checkpoints))}/\.tmp-step-\d+/(model\.safetensors|trainer_state\.pt): "
+                        "no space left on device; free some space and run the command again \\(finished stages are "
+                        "reused, pretraining resumes from its last intact checkpoint\\)\n", first), first
     assert second == "", second
     assert_same_weights(Path(f"{disk}.w") / "pretrain" / straight.name / "model", straight / "model")
 

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from mbertlab.cli.main import run
+from mbertlab.store.results import ResultsDB
 
 
 def files_under(root: Path) -> set[Path]:
@@ -196,6 +197,7 @@ def test_markdown_report_escapes_user_text_as_html_does(tmp_path, capsys):
     description = f"{hostile}; p <0.001"  # a '<' before a digit opens no tag: it stays readable
     spec.write_text(yaml.safe_dump({"include": "quick", "name": "mine", "description": description}),
                     encoding="utf-8")
+    ResultsDB(tmp_path / "w" / "results.db")  # `study report` reads a workdir's results; it makes none
     assert run(["--workdir", str(tmp_path / "w"), "study", "report", str(spec), "--scale", "test"]) == 0
     out = tmp_path / "w" / "reports" / "mine-test"
     markdown = (out / "report.md").read_text(encoding="utf-8")

@@ -52,7 +52,7 @@ def regress(ctx: typer.Context, score: str = typer.Option(..., help="Metric regr
     from mbertlab.store.results import open_results
 
     names = [f.strip() for f in factors.split(",") if f.strip()]
-    db = open_results(state(ctx).workdir)
+    db = open_results(state(ctx).workdir, existing=True)
     factor_rows = [r for n in names for r in db.query(metric=n.removeprefix("log2:"))]
     table = table_from_results(db.query(metric=score, **_filters(study, task, where)), factor_rows, score, names)
     fits, full = univariate(table, score, names), fit_ols(table, score, names)
@@ -79,7 +79,7 @@ def correlate(ctx: typer.Context, score: str = typer.Option(..., help="Zero-shot
     from mbertlab.store.results import open_results
 
     work = state(ctx).workdir
-    db = open_results(work)
+    db = open_results(work, existing=True)
     points = points_from_results(db.query(metric=score, **_filters(study, task, where)), db.query(metric=overlap))
     found = [pearson(t, overlap, xs, ys) for t, (xs, ys) in sorted(points.items())]
     db.add(correlation_rows(found, score, study or ""))
@@ -100,7 +100,7 @@ def layers(ctx: typer.Context, metric: str = typer.Option("accuracy", help="Metr
     from mbertlab.store.results import open_results
 
     work = state(ctx).workdir
-    series = layer_series(open_results(work).query(metric=metric, **_filters(study, task, where)))
+    series = layer_series(open_results(work, existing=True).query(metric=metric, **_filters(study, task, where)))
     if not series:
         raise ConfigError(f"no {metric!r} rows match")
     out = save_png(layer_png(series, metric), plot or work / "analysis" / f"layers-{metric}.png")

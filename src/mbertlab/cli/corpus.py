@@ -99,5 +99,5 @@ def stats_cmd(
                 if split == "sampling":
                     continue
                 table.add_row(path.name, lang, split, str(s["sentences"]), str(s["tokens"]), str(s["characters"]),
-                              f"{s['mb']:.3f}", f"{s['wikisize']:.2f}")
+                              f"{s['mb']:.3f}", "-" if s["wikisize"] is None else f"{s['wikisize']:.2f}")
     plain_console().print(table)

@@ -23,14 +23,15 @@ def generate(
     """Generate languages with gold UPOS, trees, entities and lexicons; print the artifact and counts."""
     from rich.table import Table
 
-    from mbertlab.config import apply_overrides, load_config
+    from mbertlab.config import apply_overrides, blaming_overrides, load_config
     from mbertlab.data.generate import GenerateConfig, build_generated, preset_config
     from mbertlab.store.artifacts import ArtifactStore
 
     if config is not None:
         cfg = load_config(GenerateConfig, config, set_)
     else:
-        cfg = preset_config(preset, seed, apply_overrides({}, set_))
+        cfg = blaming_overrides(lambda sets: preset_config(preset, seed, apply_overrides({}, sets)), list(set_),
+                                f"preset {preset}")
     artifact = build_generated(cfg, ArtifactStore(state(ctx).workdir))
     import json
 

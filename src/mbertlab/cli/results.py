@@ -34,7 +34,7 @@ def results(
         if not sep or key not in COLUMNS:
             raise ConfigError(f"--where {item!r}: expected COLUMN=VALUE with a column among {', '.join(COLUMNS)}")
         filters[key] = int(value) if key == "seed" else value
-    rows = open_results(state(ctx).workdir).query(**filters)
+    rows = open_results(state(ctx).workdir, existing=True).query(**filters)
     if csv is not None:
         if csv == "-":
             write_csv(rows, sys.stdout)

@@ -7,6 +7,7 @@ import typer
 from rich.table import Table
 
 from mbertlab.cli.common import device_option, device_overrides, plain_console, state
+from mbertlab.errors import ConfigError
 
 study_app = typer.Typer(help="Declarative studies: validate, plan (cost before running), run (resumable, locally "
                         "or on SLURM), status, report, compare.", no_args_is_help=True)
@@ -181,6 +182,8 @@ def run(
     from mbertlab.studies.jobs import RunContext
     from mbertlab.studies.report import write_report
 
+    if jobs < 0:  # a negative count would run as no cap (slurm) or as one worker per core (local), unasked
+        raise ConfigError(f"--jobs {jobs}: expected 0 (one worker per core; no cap on slurm) or a positive count")
     workdir = state(ctx).workdir
     set_quiet(quiet)
     spec = _spec(name, scale, device_overrides(set_, device))
@@ -207,7 +210,8 @@ def report_cmd(
 
     workdir = state(ctx).workdir
     spec = _spec(name, scale, set_)
-    md, html = write_report(spec, RunContext(ArtifactStore(workdir), open_results(workdir), spec.name), out)
+    results = open_results(workdir, existing=True)
+    md, html = write_report(spec, RunContext(ArtifactStore(workdir), results, spec.name), out)
     console.print(f"report: {html}\n        {md}")
 
 
@@ -226,7 +230,7 @@ def compare_cmd(
     from mbertlab.studies.jobs import RunContext
 
     workdir = state(ctx).workdir
-    report = compare(a, b, RunContext(ArtifactStore(workdir), open_results(workdir), ""))
+    report = compare(a, b, RunContext(ArtifactStore(workdir), open_results(workdir, existing=True), ""))
     typer.echo(markdown(report))
     if html is not None:
         console.print(f"html: {render_html(report, html)}")

@@ -44,7 +44,7 @@ def budget_into(config: BudgetConfig, data: Artifact, out: Path) -> None:
             shutil.copyfile(text_path(data, lang, split), out / text_file("budget", lang, split))
         stats[lang] = {split: text_stats(out / text_file("budget", lang, split)) for split in ("train", *config.splits)}
         stats[lang]["sampling"] = {"unit": "sentences", "budget": n, "realised": kept}
-    (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+    (out / "stats.json").write_text(json.dumps(stats, indent=1, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def _check_file(path: Path) -> None:

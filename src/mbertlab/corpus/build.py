@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Callable, Iterable, Iterator, Literal
 
 from pydantic import Field, field_validator
 
@@ -20,15 +20,29 @@ from mbertlab.corpus.dedup import SeenLines
 from mbertlab.corpus.manipulations import WordMapName, respell_line
 from mbertlab.corpus.sampling import balanced_budget, smoothed_budget
 from mbertlab.corpus.stats import add_sizes, count_line, empty_stats
+from mbertlab.errors import DataError
 from mbertlab.formats.conllu import read_conllu
 from mbertlab.formats.extracted import read_jsonl, read_parquet
 from mbertlab.formats.text import read_lines
 from mbertlab.formats.wikidump import read_wikidump
 from mbertlab.store.layout import text_file
 
+def _some_lines(read: Callable[[str], Iterable[str]]) -> Callable[[str], Iterator[str]]:
+    """`read`, refusing a file with no sentence at all (as the Wikipedia readers do): an empty source would
+    make a language of 0 sentences without a word."""
+    def lines(path: str) -> Iterator[str]:
+        count = 0
+        for count, line in enumerate(read(path), 1):
+            yield line
+        if not count:
+            raise DataError(path, None, "found no sentence (an empty file, or blank lines only); expected one "
+                                        "sentence per line")
+    return lines
+
+
 SOURCE_READERS = {  # the one list of source formats: `format` takes its keys
-    "text": read_lines,
-    "conllu": lambda path: (s.text for s in read_conllu(path, any_labels=True)),  # the text only: labels unread
+    "text": _some_lines(read_lines),
+    "conllu": _some_lines(lambda path: (s.text for s in read_conllu(path, any_labels=True))),  # labels unread
     "wikidump": read_wikidump,
     "jsonl": read_jsonl,
     "parquet": read_parquet,
@@ -148,4 +162,4 @@ def build_corpus_into(config: CorpusConfig, out: Path) -> None:
         if budgets is not None:
             realised = sum(s[config.unit] for s in stats[lang.name].values())
             stats[lang.name]["sampling"] = {"unit": config.unit, "budget": budget, "realised": realised}
-    (out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n", encoding="utf-8")
+    (out / "stats.json").write_text(json.dumps(stats, indent=1, allow_nan=False) + "\n", encoding="utf-8")

@@ -50,9 +50,10 @@ def count_line(s: dict, text: str) -> None:
 
 
 def add_sizes(s: dict) -> dict:
-    """MB and WikiSize = log2(MB), Wu & Dredze 2020's measure of a language's resources."""
+    """MB and WikiSize = log2(MB), Wu & Dredze 2020's measure of a language's resources; no WikiSize (None, JSON
+    null) for an empty split, whose log2(0) = -inf JSON cannot hold."""
     s["mb"] = s["bytes"] / 2**20
-    s["wikisize"] = math.log2(s["mb"]) if s["mb"] > 0 else float("-inf")
+    s["wikisize"] = math.log2(s["mb"]) if s["mb"] > 0 else None
     return s
 
 
@@ -120,10 +121,10 @@ def sizes_into(config: SizesConfig, corpus: Artifact, data: Artifact, out: Path,
                 table[lang.name][f"train_vocab:{task.task}"] = count_word_types(data.path / task.path, task.format,
                                                                                task.cap)
     for lang, values in table.items():
-        for key, value in values.items():
+        for key, value in (item for item in values.items() if item[1] is not None):  # no WikiSize: no row
             metric, _, task = key.partition(":")
             rows.append(ResultRow(metric=metric, value=float(value), study=study, task=task, test_lang=lang,
                                   split="train", config_hash=final_path(out).name, artifact=where,
                                   model=f"{corpus.stage}/{corpus.hash}"))
-    (out / "sizes.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    (out / "sizes.json").write_text(json.dumps(table, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     results.add(rows, replace_artifact=where)

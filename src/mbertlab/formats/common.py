@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
-from mbertlab.errors import DataError
+from mbertlab.errors import DataError, missing_file
 
 MAX_LINE_BYTES = 16 * 2**20  # longer lines are refused while reading, before they fill memory
 
@@ -33,7 +33,7 @@ def existing_file(path: str | Path) -> Path:
     if path.is_dir():
         raise DataError(path, None, "found a directory; expected a data file")
     if not path.is_file():
-        raise DataError(path, None, "no such file")
+        raise DataError(path, None, missing_file(path))
     return path
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from mbertlab.errors import DataError
+from mbertlab.formats import common
 from mbertlab.formats.common import existing_file, numbered_lines
 from mbertlab.formats.wikidump import split_sentences
 
@@ -56,6 +57,9 @@ def _jsonl_texts(path: Path) -> Iterator[str]:
         except json.JSONDecodeError as err:
             raise DataError(path, number, f"found invalid JSON ({err.msg} at column {err.colno}); expected one "
                                           "JSON object per line") from None
+        except RecursionError:  # `[[[[…` a hundred thousand deep: Python's parser recurses once per level
+            raise DataError(path, number, "found JSON nested too deeply for Python's parser; expected one "
+                                          "JSON object per line") from None
         if not isinstance(record, dict):
             raise DataError(path, number, f"found a JSON {JSON_TYPES[type(record)]}; expected an object with "
                                           'a "text" key')
@@ -65,7 +69,21 @@ def _jsonl_texts(path: Path) -> Iterator[str]:
         if not isinstance(record["text"], str):
             raise DataError(path, number, f'found a JSON {JSON_TYPES[type(record["text"])]} as "text"; expected '
                                           "a string")
-        yield record["text"]
+        yield _plain(path, number, record["text"])
+
+
+def _plain(path: Path, number: int | None, text: str, where: str = "") -> str:
+    """`text` when it can go into a corpus's UTF-8 text files: JSON's escapes can make a lone surrogate
+    (`\\ud800`, which no UTF-8 file can hold) or a NUL (`\\u0000`, which every text reader refuses)."""
+    if "\0" in text:
+        raise DataError(path, number, f'found a NUL character (U+0000) in "text"{where}; expected text without '
+                                      "NUL characters")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise DataError(path, number, f'found a lone surrogate U+{ord(text[err.start]):04X} in "text"{where}; '
+                                      "expected Unicode text (surrogates come only in pairs)") from None
+    return text
 
 
 def _parquet_texts(path: Path) -> Iterator[str]:
@@ -77,16 +95,39 @@ def _parquet_texts(path: Path) -> Iterator[str]:
             _check_text_column(path, parquet.schema_arrow)
             row = 0
             for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=["text"]):
-                for text in batch.column(0).to_pylist():
+                for text in _batch_texts(path, batch.column(0), row):
                     row += 1
                     if text is None:
                         raise DataError(path, None, f"found a null text in row {row} (counting from 1); expected "
                                                     "a string")
-                    yield text
+                    yield _plain(path, None, text, f" of row {row} (counting from 1)")
     except (pa.ArrowException, OSError) as err:  # not Parquet, or damaged
         message = " ".join(str(err).split())
         raise DataError(path, None, f"found an unreadable Parquet file ({message}); expected Parquet with a "
                                     '"text" column') from None
+
+
+def _batch_texts(path: Path, column, before: int) -> list[str | None]:
+    """A batch's texts as Python strings, once each is known to be at most `common.MAX_LINE_BYTES` (as a line
+    of the other readers) and valid UTF-8 (Arrow does not check what a file says is a string)."""
+    import pyarrow.compute as pc
+
+    sizes = pc.binary_length(column).to_pylist()
+    for offset, size in enumerate(sizes):
+        if size is not None and size > common.MAX_LINE_BYTES:
+            raise DataError(path, None, f"found a text of {size:,} bytes in row {before + offset + 1} (counting "
+                                        f"from 1); expected at most {common.MAX_LINE_BYTES:,} bytes per article")
+    try:
+        return column.to_pylist()
+    except UnicodeDecodeError:
+        for offset in range(len(column)):
+            try:
+                column[offset].as_py()
+            except UnicodeDecodeError as err:
+                raise DataError(path, None, f"found invalid UTF-8 at byte {err.start} of the text in row "
+                                            f"{before + offset + 1} (counting from 1); expected UTF-8 "
+                                            "text") from None
+        raise
 
 
 def _check_text_column(path: Path, schema) -> None:

@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import Iterator
 
 from mbertlab.errors import DataError
+from mbertlab.formats import common
 from mbertlab.formats.common import existing_file
 
 SENTENCE_END = re.compile(r"(?<=[.!?؟।])\s+|(?<=[。！？])")
 EMPHASIS = re.compile(r"'{2,}")  # the quotes of ''italic'' and bold that filter_wiki leaves
 MIN_CHARS = 4
+READ_AHEAD = 2**16  # iterparse reads 16 KiB at a time, so a page's end is seen up to a chunk late
 NAMED_SKIPS = 5  # pages named in the warning about skipped pages
 log = logging.getLogger("mbertlab")
 
@@ -79,7 +81,8 @@ def _page_texts(path: Path, namespaces: tuple[str, ...], tally: _Tally) -> Itera
 
     opener = bz2.open if path.suffix == ".bz2" else open
     try:
-        with opener(path, "rb") as f:
+        with opener(path, "rb") as raw:
+            f = _PageBound(path, raw, tally)
             events = iterparse(f, events=("start", "end"))
             _, root = next(events)
             tags = _tags(path, root.tag)
@@ -88,6 +91,7 @@ def _page_texts(path: Path, namespaces: tuple[str, ...], tally: _Tally) -> Itera
                     tally.pages += 1
                     text = _article_text(path, elem, tags, namespaces, tally)
                     root.clear()  # frees the page: the root would otherwise keep every page read
+                    f.page_ended()
                     if text is not None:
                         yield text
     except ParseError as err:
@@ -96,6 +100,28 @@ def _page_texts(path: Path, namespaces: tuple[str, ...], tally: _Tally) -> Itera
     except (OSError, EOFError) as err:  # bz2: not a bz2 stream, or one cut short
         raise DataError(path, None, f"found an unreadable file ({err}); expected a MediaWiki XML dump, plain "
                                     "or bz2-compressed") from None
+
+
+class _PageBound:
+    """The dump's (decompressed) bytes for iterparse, refused once a page runs past `common.MAX_LINE_BYTES`:
+    a page is held whole until it ends, so without a bound one huge page fills memory, as a line without line
+    ends would in the other readers. The bound is counted in what the parser has read, a chunk ahead."""
+
+    def __init__(self, path: Path, raw, tally: _Tally) -> None:
+        self.path, self.raw, self.tally = path, raw, tally
+        self.read_bytes = self.page_start = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.read_bytes += len(data)
+        if self.read_bytes - self.page_start > common.MAX_LINE_BYTES + READ_AHEAD:
+            raise DataError(self.path, None, f"found page #{self.tally.pages + 1} longer than "
+                                             f"{common.MAX_LINE_BYTES:,} bytes; expected at most that per page "
+                                             "(the limit of a line in the other readers)")
+        return data
+
+    def page_ended(self) -> None:
+        self.page_start = self.read_bytes
 
 
 def _tags(path: Path, root: str) -> dict[str, str]:

@@ -13,12 +13,14 @@ import pickle
 import random
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
 
 from mbertlab.pretrain.config import PretrainConfig
 from mbertlab.pretrain.data import Masker, MicroBatch, WindowSampler
+from mbertlab.store.faults import storage_fault
 
 log = logging.getLogger("mbertlab")
 
@@ -105,15 +107,28 @@ def save_checkpoint(out: Path, model, opt, state: TrainState, tokenizer_dir: Pat
     root = out / "checkpoints"
     tmp = root / f".tmp-step-{state.step}"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(str(tmp))
-    copy_tokenizer(tokenizer_dir, tmp)
-    torch.save({"optimizer": opt.state_dict(), "state": state.state_dict()}, tmp / "trainer_state.pt")
+    written(tmp / "model.safetensors", lambda: model.save_pretrained(str(tmp)))
+    written(tmp, lambda: copy_tokenizer(tokenizer_dir, tmp))
+    state_file = tmp / "trainer_state.pt"
+    written(state_file, lambda: torch.save({"optimizer": opt.state_dict(), "state": state.state_dict()}, state_file))
     final = root / f"step-{state.step}"
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
     for step, old in list_checkpoints(out)[:-keep]:
         if step != state.best_step:
             shutil.rmtree(old)
+
+
+def written(path: Path, write: Callable[[], object]) -> None:
+    """Run `write`; a full disk or another refusal of the file system is one line naming `path`, the file being
+    written: torch's and safetensors' errors name no file, and a copy's OSError names its source."""
+    try:
+        write()
+    except Exception as err:
+        fault = storage_fault(err, path)
+        if fault is None:
+            raise
+        raise fault from err
 
 
 def list_checkpoints(out: Path) -> list[tuple[int, Path]]:

@@ -18,7 +18,8 @@ NAME_MAX = 255  # bytes in one path component on Linux and macOS file systems
 NO_SPACE = ("no space left on device; free some space and run the command again (finished stages are reused, "
             "pretraining resumes from its last intact checkpoint)")
 _NO_SPACE_WORDS = ("No space left on device", "os error 28", "Disk quota exceeded", "os error 122")
-_TORCH_WRITE_WORDS = ("PytorchStreamWriter failed", "unexpected pos", "file write failed")
+_TORCH_WRITE_WORDS = ("PytorchStreamWriter failed", "unexpected pos", "file write failed",
+                      "basic_ios::clear")  # the last: torch.save's iostream on a full tmpfs
 
 
 def storage_fault(err: BaseException, where: str | Path | None = None) -> StorageError | None:
@@ -27,7 +28,7 @@ def storage_fault(err: BaseException, where: str | Path | None = None) -> Storag
     if isinstance(err, MbertlabError):
         return None  # already one line
     if isinstance(err, OSError) and err.errno in _WORDS:
-        path = err.filename if err.filename is not None else where
+        path = next((p for p in _written_first(err) if p is not None), where)
         return StorageError(f"{path or 'a file'}: {_WORDS[err.errno](path)}")
     text = str(err)
     if any(w in text for w in _NO_SPACE_WORDS):
@@ -39,6 +40,14 @@ def storage_fault(err: BaseException, where: str | Path | None = None) -> Storag
         return StorageError(f"{where}: writing a file failed (torch: {text.splitlines()[0][:120]}); check the "
                             "disk and run the command again")
     return None
+
+
+def _written_first(err: OSError) -> tuple:
+    """The error's paths, the one written first on a full disk: `shutil.copy` names its source as `filename`
+    and the file it was writing as `filename2`."""
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return err.filename2, err.filename
+    return (err.filename,)
 
 
 def _free_bytes(path: Path) -> int | None:

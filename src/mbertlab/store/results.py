@@ -9,6 +9,7 @@ import csv
 import json
 import sqlite3
 import time
+from contextlib import closing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO
@@ -70,11 +71,32 @@ class ResultRow:
 
 
 class ResultsDB:
-    def __init__(self, path: str | Path, retries: int = 50):
+    def __init__(self, path: str | Path, retries: int = 50, existing: bool = False):
+        """`existing`: for commands that only read results, refuse a missing file (a mistyped `-w`) instead of
+        making the folder and an empty database."""
         self.path = Path(path)
         self.retries = retries
+        if existing and not self.path.is_file():
+            raise StorageError(f"{self.path}: no such file; expected the results database of a workdir where "
+                               "studies or stages have run (is -w right?)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._check_schema()
         self._with_retry(lambda con: con.executescript(SCHEMA))
+
+    def _check_schema(self) -> None:
+        """Refuse a database whose `results` table is another program's, read-only, before WAL mode and our
+        indexes would change the file (a damaged file is left to the usual path, which words it)."""
+        if not self.path.is_file():
+            return
+        try:
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as con:
+                found = {row[1] for row in con.execute("PRAGMA table_info(results)")}
+        except sqlite3.Error:
+            return
+        if found and not set(COLUMNS) <= found:
+            missing = ", ".join(c for c in COLUMNS if c not in found)
+            raise StorageError(f"{self.path}: not an mbertlab results database (its table `results` lacks the "
+                               f"columns {missing}); move it aside, or choose another workdir (-w)")
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
@@ -109,6 +131,9 @@ class ResultsDB:
                                 f"start a new one (`sqlite3 {self.path.name} .recover` may save its rows)")
         if "full" in str(err):
             return StorageError(f"{self.path}: {NO_SPACE}")
+        if any(words in str(err) for words in ("no such column", "has no column", "no such table")):
+            return StorageError(f"{self.path}: not an mbertlab results database ({err}: a table `results` of "
+                                "another schema); move it aside, or choose another workdir (-w)")
         if "locked" in str(err) or "busy" in str(err):
             return StorageError(f"{self.path}: still locked by another process after {self.retries} tries ({err}); "
                                 "run the command again when it has finished")
@@ -188,5 +213,6 @@ def write_csv(rows: Iterable[ResultRow], out: TextIO) -> None:
         writer.writerow([rec[n] if rec[n] is not None else "" for n in names])
 
 
-def open_results(workdir: str | Path) -> ResultsDB:
-    return ResultsDB(Path(workdir) / "results.db")
+def open_results(workdir: str | Path, existing: bool = False) -> ResultsDB:
+    """The workdir's results.db; with `existing` (reading commands), one that is already there."""
+    return ResultsDB(Path(workdir) / "results.db", existing=existing)

@@ -2,9 +2,9 @@
 schema for every design (`tasks: {<task>: {<split>: path | {path, format, start, end}}}`)."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Discriminator, Field, Tag, field_validator
 
 from mbertlab.config import Config, LanguageName, Seed
 from mbertlab.corpus.manipulations import WordMapName
@@ -75,3 +75,15 @@ class FilesData(Config):
     kind: Literal["files"]
     root: str = Field(".", description="Folder the paths are relative to; relative to the spec file itself.")
     languages: dict[LanguageName, LanguageFiles]
+
+
+def _data_kind(value: Any) -> Any:
+    """Which of the two a study's `data:` is: its `kind` (generated when left out)."""
+    return value.get("kind", "generated") if isinstance(value, dict) else getattr(value, "kind", None)
+
+
+StudyData = Annotated[Annotated[GeneratedData, Tag("generated")] | Annotated[FilesData, Tag("files")],
+                      Discriminator(_data_kind, custom_error_type="data_kind",
+                                    custom_error_message="expected kind generated or files")]
+"""A study's `data:`, told apart by `kind`, so a mistake is reported against that kind's keys only (a plain union
+reports every key against both kinds, 2-5 lines of noise)."""

@@ -26,8 +26,9 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from mbertlab.config import Config, UniqueKeyLoader, format_validation_error, read_yaml
+from mbertlab.config import Config, format_validation_error, read_yaml
 from mbertlab.errors import ConfigError
+from mbertlab.yaml_loader import UniqueKeyLoader
 
 
 class PrintedFloat(float):

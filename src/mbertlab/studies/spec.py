@@ -12,8 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from mbertlab.config import PRECISIONS, Config, apply_overrides, check_safe_name, deep_merge, parse_config, read_yaml
-from mbertlab.errors import ConfigError
+from mbertlab.config import (PRECISIONS, Config, apply_overrides, blaming_overrides, check_safe_name, deep_merge,
+                             parse_config, read_yaml)
+from mbertlab.errors import ConfigError, missing_file
 from mbertlab.runtime import DEVICE_SETTING
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
@@ -49,7 +50,8 @@ def resolve_spec_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
         if not path.is_file():
-            raise ConfigError(f"{path}: no such study spec file")
+            reason = missing_file(path)
+            raise ConfigError(f"{path}: {'no such study spec file' if reason == 'no such file' else reason}")
         return path
     specs = builtin_specs()
     if str(name_or_path) not in specs:
@@ -69,9 +71,12 @@ def read_spec_data(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a study spec must be a mapping")
+    _check_scales(path, data.get("scales"))
     include = data.pop("include", None)
     if include is None:
         return data
+    if not isinstance(include, str) or not include:
+        raise ConfigError(f"{path}: key 'include': expected the name or path of one spec, got {include!r}"[:300])
     base_path = resolve_spec_path(include) if not (path.parent / str(include)).is_file() else path.parent / str(include)
     return deep_merge(read_spec_data(base_path, seen + (path,)), data)
 
@@ -79,27 +84,18 @@ def read_spec_data(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Iterable[str] = ()) -> StudySpec:
     from mbertlab.studies.designs import get_design
 
-    path = resolve_spec_path(name_or_path)
+    path, overrides = resolve_spec_path(name_or_path), list(overrides)
     data = read_spec_data(path)
-    chosen = scale or data.get("scale", "lab")
-    if chosen not in SCALES:
-        raise ConfigError(f"{path}: key 'scale': expected one of {', '.join(SCALES)}, got {chosen!r}")
-    scales = data.pop("scales", {}) or {}
-    if not isinstance(scales, dict) or any(k not in SCALES for k in scales):
-        raise ConfigError(f"{path}: key 'scales': expected a mapping with keys among {', '.join(SCALES)}")
-    defined = [s for s in SCALES if s in scales or s == data.get("scale", "lab")]
-    if chosen not in defined:  # never run another scale's settings under this one's name
-        raise ConfigError(f"{path}: scale {chosen!r} is not defined by this spec (defined: {', '.join(defined)})")
-    if chosen in scales:
-        data = deep_merge(data, scales[chosen] or {})
-    data = apply_overrides(data, overrides)
+    chosen = _chosen_scale(path, data, scale)
+    scales = data.pop("scales")
+    data = deep_merge(data, scales.get(chosen) or {})
+    data, before = _overridden(data, overrides), data
     for key in ("name", "design"):
         if not isinstance(data.get(key), str):
             raise ConfigError(f"{path}: key '{key}': required (a string)")
     check_safe_name(data["name"], f"{path}: key 'name'")  # it names the report's folder
     design = get_design(data["design"], path.parent)
-    rest = {k: v for k, v in data.items() if k not in COMMON_KEYS}
-    settings = parse_config(design.config_class, rest, str(path))
+    settings = _settings(design.config_class, data, before, path, overrides)
     device = data.get("device", "auto")
     if not isinstance(device, str) or not re.fullmatch(DEVICE_SETTING, device):
         raise ConfigError(f"{path}: key 'device': expected auto, cpu, cuda or cuda:N, got {device!r}")
@@ -108,3 +104,58 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
         raise ConfigError(f"{path}: key 'precision': expected {', '.join(PRECISIONS)}, got {precision!r}")
     return StudySpec(data["name"], str(data.get("description", "")), data["design"], chosen, settings, str(path),
                      device, precision)
+
+
+def _chosen_scale(path: Path, data: dict[str, Any], scale: str | None) -> str:
+    """The scale to run: `--scale` (an empty one is an error, not the default), else the spec's `scale`; it
+    must be one the spec defines, and `scales:` must map scale names to mappings."""
+    scales = data["scales"] = data.get("scales") or {}
+    source, chosen = (f"{path}: key 'scale'", data.get("scale", "lab")) if scale is None else ("--scale", scale)
+    if chosen not in SCALES:
+        raise ConfigError(f"{source}: expected one of {', '.join(SCALES)}, got {chosen!r}")
+    defined = [s for s in SCALES if s in scales or s == data.get("scale", "lab")]
+    if chosen not in defined:  # never run another scale's settings under this one's name
+        raise ConfigError(f"{source}: scale {chosen!r} is not defined by {path} (defined: {', '.join(defined)})")
+    return chosen
+
+
+def _check_scales(path: Path, scales: Any) -> None:
+    """A spec file's `scales:`, checked before it is merged with an included one's: a mapping from scale names to
+    mappings (or nothing)."""
+    if scales is None:
+        return
+    if not isinstance(scales, dict):
+        raise ConfigError(f"{path}: key 'scales': expected a mapping from scales ({', '.join(SCALES)}) to their "
+                          f"keys, got {scales!r}"[:300])
+    for name, keys in scales.items():
+        if name not in SCALES:
+            raise ConfigError(f"{path}: key 'scales': found scale {name!r}; expected one of {', '.join(SCALES)}")
+        if not isinstance(keys, (dict, type(None))):
+            raise ConfigError(f"{path}: key 'scales.{name}': expected a mapping of the keys this scale sets, got "
+                              f"{keys!r}"[:300])
+
+
+READ_BEFORE_OVERRIDES = ("include", "scale", "scales")  # --set on them would be ignored
+
+
+def _overridden(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """`data` with the `--set` overrides applied; one on a key read before overrides apply is an error, not a
+    silent no-op."""
+    for text in overrides:
+        key = text.split("=", 1)[0].strip().split(".")[0]
+        if key in READ_BEFORE_OVERRIDES:
+            raise ConfigError(f"--set {text!r}: key {key!r} cannot be set with --set (it is read before overrides "
+                              "apply); choose the scale with --scale, or edit the spec")
+    return apply_overrides(data, overrides)
+
+
+def _settings(config_class: type[Config], data: dict[str, Any], before: dict[str, Any], path: Path,
+              overrides: list[str]) -> Config:
+    """The design's config from the spec's own keys; an error that only the `--set` overrides cause names them,
+    not the spec file."""
+    return blaming_overrides(lambda sets: parse_config(config_class, _design_keys(data if sets else before),
+                                                       str(path)), overrides, str(path))
+
+
+def _design_keys(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in COMMON_KEYS}

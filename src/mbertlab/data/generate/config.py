@@ -20,23 +20,33 @@ def _known_variant(name: str) -> str:
 
 
 Variant = Annotated[str, AfterValidator(_known_variant)]
+Count = Annotated[int, Field(ge=1)]  # words of a class, sentences of a split: none would leave nothing to sample
+
+
+def _syllable_alphabet(alphabet: str) -> str:
+    """Consonants, one space, vowels, each side at least one letter: syllables are every consonant + vowel."""
+    consonants, space, vowels = alphabet.partition(" ")
+    if not space or not consonants or not vowels or any(c.isspace() for c in consonants + vowels):
+        raise ValueError(f"alphabet {alphabet!r}: expected consonants, one space, vowels (e.g. 'ptkbdgmnslrfvz "
+                         "aeiou'), at least one letter on each side")
+    return alphabet
 
 
 class LexiconSizes(Config):
     """Number of concepts per word class (the lexicon size of every language)."""
 
-    NOUN: int = 80
-    VERB: int = 40
-    ADJ: int = 30
-    ADV: int = 10
-    ADP: int = 8
-    DET: int = 5
-    PRON: int = 6
-    NUM: int = 10
-    CCONJ: int = 2
-    PER: int = 20
-    LOC: int = 10
-    ORG: int = 10
+    NOUN: Count = 80
+    VERB: Count = 40
+    ADJ: Count = 30
+    ADV: Count = 10
+    ADP: Count = 8
+    DET: Count = 5
+    PRON: Count = 6
+    NUM: Count = 10
+    CCONJ: Count = 2
+    PER: Count = 20
+    LOC: Count = 10
+    ORG: Count = 10
 
 
 class LanguageConfig(Config):
@@ -51,7 +61,8 @@ class LanguageConfig(Config):
     adjective: Literal["before", "after"] = "before"
     adposition: Literal["pre", "post"] = "pre"
     morphology: bool = Field(False, description="Plural suffix on nouns, subject agreement on verbs.")
-    alphabet: str = Field("ptkbdgmnslrfvz aeiou", description="Consonants, a space, vowels: syllables are CV.")
+    alphabet: Annotated[str, AfterValidator(_syllable_alphabet)] = Field(
+        "ptkbdgmnslrfvz aeiou", description="Consonants, a space, vowels: syllables are CV.")
     shared_vocabulary: float = Field(0.0, ge=0.0, le=1.0, description="Share of the base's word forms kept "
                                      "identical (fresh languages with a base only).")
     script_shift: int = Field(0xF0000, description="Code-point shift of the fake script (plane 15, private use: "
@@ -60,9 +71,9 @@ class LanguageConfig(Config):
 
 
 class SplitSizes(Config):
-    train: int = 20000
-    dev: int = 1000
-    test: int = 1000
+    train: Count = 20000
+    dev: Count = 1000
+    test: Count = 1000
 
 
 class TaskSizes(Config):

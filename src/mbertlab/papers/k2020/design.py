@@ -19,7 +19,7 @@ from pydantic import Field
 
 from mbertlab.config import Config, deep_merge
 from mbertlab.errors import ConfigError
-from mbertlab.studies.data import FilesData, GeneratedData
+from mbertlab.studies.data import GeneratedData, StudyData
 from mbertlab.studies.jobs import Job
 from mbertlab.transfer.task_table import TaskName
 from mbertlab.studies.spec import StudySpec
@@ -92,7 +92,7 @@ class FactorTable(Config):
 
 
 class ConditionsSettings(Config):
-    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages "
+    data: StudyData = Field(default_factory=GeneratedData, description="Generated languages "
                                             "(kind: generated) or real files (kind: files).")
     source: str = Field("src", description="The language every task is fine-tuned on.")
     conditions: list[Condition] = Field(min_length=1)

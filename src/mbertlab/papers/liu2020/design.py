@@ -25,7 +25,7 @@ from pydantic import Field, model_validator
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import TEXT_FILES, task_files
-from mbertlab.studies.data import FilesData, GeneratedData
+from mbertlab.studies.data import GeneratedData, StudyData
 from mbertlab.studies.jobs import Job
 from mbertlab.transfer.task_table import tasks_among
 from mbertlab.studies.spec import StudySpec
@@ -46,7 +46,7 @@ class DataSize(Config):
 
 
 class Liu2020Settings(Config):
-    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages (gold "
+    data: StudyData = Field(default_factory=GeneratedData, description="Generated languages (gold "
                                             "lexicon, UD treebank for POS classes, XNLI- and MLDoc-style sets) or "
                                             "real text with MUSE dictionaries (kind: files; `sizes` cap each "
                                             "language's text).")

@@ -27,7 +27,7 @@ from pydantic import Field, model_validator
 from mbertlab.config import Config, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import linked_task_file, task_files, text_file
-from mbertlab.studies.data import FilesData, GeneratedData, part
+from mbertlab.studies.data import FilesData, GeneratedData, StudyData, part
 from mbertlab.transfer.task_table import TaskName
 from mbertlab.studies.jobs import Job
 from mbertlab.studies.spec import StudySpec
@@ -54,7 +54,7 @@ class LangIdSettings(Config):
 
 
 class Wd2019Settings(Config):
-    data: GeneratedData | FilesData = Field(default_factory=GeneratedData, description="Generated languages "
+    data: StudyData = Field(default_factory=GeneratedData, description="Generated languages "
                                             "(every task of the paper has files) or real files (kind: files, "
                                             "with `encoder`).")
     source: str = Field("src", description="The language every task is fine-tuned on (the paper: English).")

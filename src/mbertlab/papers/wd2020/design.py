@@ -23,7 +23,7 @@ from mbertlab.analysis.regress import NestedTest, check_fit_factors
 from mbertlab.config import Config, deep_merge, parse_config
 from mbertlab.errors import ConfigError
 from mbertlab.store.layout import task_files
-from mbertlab.studies.data import FilesData, GeneratedData
+from mbertlab.studies.data import GeneratedData, StudyData
 from mbertlab.studies.jobs import Job
 from mbertlab.transfer.task_table import tasks_among
 from mbertlab.studies.spec import StudySpec
@@ -105,7 +105,7 @@ class Regression(Config):
 
 
 class Wd2020Settings(Config):
-    data: GeneratedData | FilesData = Field(default_factory=GeneratedData)
+    data: StudyData = Field(default_factory=GeneratedData)
     languages: list[Language] = Field(min_length=2)
     encoders: list[Encoder] = Field(default_factory=lambda: ["monolingual", "bilingual", "multilingual"])
     encoder: str | None = Field(None, description="A released multilingual encoder (a Hugging Face directory, "
