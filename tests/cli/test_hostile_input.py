@@ -159,6 +159,13 @@ def test_generator_settings_are_bounded(tmp_path, capsys, override, key, says):
     assert f"key '{key}'" in line and says in line
 
 
+def test_an_alphabet_too_small_for_the_lexicon_is_one_line(tmp_path, capsys):
+    """Valid in shape, too few syllables for five distinct determiners: it looped forever drawing new forms."""
+    line = refused(["generate", "--set", "languages=[{name: a, alphabet: 'p a'}]"], tmp_path / "w", capsys)
+    assert "key 'languages'" in line and "language 'a': alphabet 'p a' spells 1 one-syllable words" in line
+    assert not list((tmp_path / "w" / "generate").glob(".partial-*"))
+
+
 # -- workdirs and files ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("command", [["results"], ["study", "report", "quick", "--scale", "test"],

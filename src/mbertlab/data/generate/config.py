@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
 
 from mbertlab.config import Config, LanguageName, Seed
 from mbertlab.corpus.manipulations import WORD_MAPS
@@ -139,6 +139,25 @@ class GenerateConfig(Config):
                                            "one verb swapped for a synonym, antonym or unrelated verb, so lengths "
                                            "and word overlap are alike in the three classes (data/generate/nli.py).")
 
+
+    @field_validator("languages")
+    @classmethod
+    def _alphabets_spell_the_lexicon(cls, languages: list[LanguageConfig], info: ValidationInfo
+                                     ) -> list[LanguageConfig]:
+        """A fresh language spells each closed-class concept with one CV syllable, all distinct: an alphabet with
+        too few syllables would draw new forms forever."""
+        lexicon = info.data.get("lexicon")
+        if lexicon is None:
+            return languages
+        closed = sum(getattr(lexicon, c) for c in ("DET", "ADP", "PRON", "CCONJ"))
+        for lang in languages:
+            consonants, vowels = lang.alphabet.split(" ")
+            syllables = len(set(consonants)) * len(set(vowels))
+            if lang.variant == "fresh" and closed > syllables:
+                raise ValueError(f"language {lang.name!r}: alphabet {lang.alphabet!r} spells {syllables} "
+                                 f"one-syllable words, fewer than the lexicon's {closed} closed-class concepts; "
+                                 "expected more consonants or vowels")
+        return languages
 
 def quick_preset() -> dict:
     """The quick study's languages: a source and four targets that each differ in one controlled way."""

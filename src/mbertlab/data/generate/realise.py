@@ -7,9 +7,11 @@ from typing import Callable
 import numpy as np
 
 from mbertlab.data.generate.config import LanguageConfig
+from mbertlab.errors import ConfigError
 from mbertlab.data.generate.grammar import NAME_CLASSES, Grammar, Node
 
 CLOSED = ("DET", "ADP", "PRON", "CCONJ")
+MAX_TRIES = 100_000  # draws of a new form before the alphabet is judged too small for the lexicon
 
 
 @dataclass
@@ -53,24 +55,32 @@ def fresh_spelling(grammar: Grammar, lang: LanguageConfig, rng: np.random.Genera
                                      or rng.random() < lang.shared_vocabulary):
                 lexicon[key] = base.lexicon[key]
                 continue
-            lexicon[key] = _new_form(cls, i, syllables, rng, taken)
-            taken.add(lexicon[key])
+            form = _new_form(cls, i, syllables, rng, taken)
+            if form is None:
+                raise ConfigError(f"generated language {lang.name!r}: alphabet {lang.alphabet!r} spells too few "
+                                  f"distinct {cls} forms for the lexicon ({n} concepts); expected more consonants "
+                                  "or vowels, or a smaller lexicon")
+            lexicon[key] = form
+            taken.add(form)
     return Spelling(lexicon, vowels[-1] + consonants[4 % len(consonants)],
                     consonants[5 % len(consonants)] + vowels[0])
 
 
-def _new_form(cls: str, index: int, syllables: list[str], rng: np.random.Generator, taken: set[str]) -> str:
+def _new_form(cls: str, index: int, syllables: list[str], rng: np.random.Generator,
+              taken: set[str]) -> str | None:
+    """A form no other concept has; None when MAX_TRIES draws found none (the alphabet is too small)."""
     if cls == "NUM":
         return str(index + 2)
     if cls == "PUNCT":
         return "."
-    while True:
+    for _ in range(MAX_TRIES):
         n = 1 if cls in CLOSED else int(rng.integers(2, 4))
         form = "".join(syllables[int(rng.integers(len(syllables)))] for _ in range(n))
         if cls in NAME_CLASSES:
             form = form.capitalize()
         if form not in taken:
             return form
+    return None
 
 
 def derived_spelling(base: Spelling, respell: Callable[[str], str]) -> Spelling:
