@@ -25,7 +25,7 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.studies.designs import USER_MODULES
 from mbertlab.studies.jobs import Job, RunContext, StageKind, distinct_labels, place_jobs, topological
 from mbertlab.studies.kinds import job_hash, stage_kind
-from mbertlab.studies.spec import StudySpec, read_spec_data
+from mbertlab.studies.spec import StudySpec, read_spec_data, scale_block
 
 log = logging.getLogger("mbertlab")
 
@@ -47,8 +47,7 @@ def spec_section(spec: StudySpec, key: str) -> Any:
     """A spec key read by the study machinery rather than the design (`findings`, `resources`), at the
     spec's scale. `--set` overrides do not reach it: these keys describe the paper and the cluster."""
     data = read_spec_data(Path(spec.source))
-    over = (data.get("scales") or {}).get(spec.scale) or {}
-    return deep_merge(data, over).get(key)
+    return deep_merge(data, scale_block(data.get("scales") or {}, spec.scale, spec.source)).get(key)
 
 
 def placed_plan(spec: StudySpec) -> list[Job]:
