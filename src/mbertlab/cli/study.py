@@ -103,10 +103,11 @@ def print_plan(result) -> None:
             cost = (cost[0], f"{cost[1]} ({estimated} jobs)", f"{cost[2]} ({estimated} jobs)", cost[3])
         kinds.add_row(k.kind, str(k.jobs), str(k.done), str(k.partial), str(k.missing), *cost)
     console.print(kinds)
-    runs = Table("pretraining", "state", "shape", "vocab", "params", "tokens", "GPU", "CPU")
+    runs = Table("pretraining", "state", "shape", "vocab", "params", "tokens", "passes", "GPU", "CPU")
     for p in result.pretrains:
         runs.add_row(p.label, p.state, f"{p.layers}x{p.hidden}/{p.heads}", f"{p.vocab:,}",
-                     f"{p.parameters / 1e6:.2f}M", f"{p.tokens:.3g}", duration(p.gpu_hours), duration(p.cpu_hours))
+                     f"{p.parameters / 1e6:.2f}M", f"{p.tokens:.3g}", passes_text(p.passes), duration(p.gpu_hours),
+                     duration(p.cpu_hours))
     if result.pretrains:
         console.print(runs)
         sources = sorted({p.vocab_from for p in result.pretrains})
@@ -120,6 +121,11 @@ def print_plan(result) -> None:
                   f"{unestimated or 'none'}. Shapes: layers x hidden / heads.")
     for warning in result.warnings:
         console.print(f"WARNING: {warning}")
+
+
+def passes_text(passes: dict[str, float]) -> str:
+    """Passes over each language's text, e.g. 'src 14, tgt 15' ('?' where the text's size is not known)."""
+    return ", ".join(f"{lang} {n:,.0f}" if n >= 10 else f"{lang} {n:.2g}" for lang, n in passes.items()) or "?"
 
 
 def duration(hours: float) -> str:

@@ -29,6 +29,9 @@ GPU_JOBS, GPU_JOBS_OVERLAP = 16, 6.9  # launch-bound processes at once on one GP
 CPU_NAME = "the 2-core development CPU (fp32, measured 2026-11-25)"
 CPU_FLOPS = 59.5e9
 PRETRAIN_KINDS = ("pretrain", "student")
+# Passes over a language's text above which `study plan` warns: a model that sees its text this often memorises
+# it (wd2020's lab multilingual encoder overfit its 500-sentence languages after ~1,500 steps, about 100 passes).
+PASSES_WARN = 100
 
 
 @dataclass
@@ -51,6 +54,7 @@ class PretrainEstimate:
     disk_bytes: int
     tags: dict[str, str] = field(default_factory=dict)
     epochs: float | None = None  # set: the run resolves its steps from the shards; `tokens` counts the spec's steps
+    passes: dict[str, float] = field(default_factory=dict)  # language -> passes over its training text (`passes`)
 
 
 @dataclass
@@ -138,6 +142,22 @@ def estimate(status: JobStatus, vocab: int, vocab_from: str) -> PretrainEstimate
         checkpoint_bytes(parameters, config.keep_checkpoints), dict(job.tags), config.epochs)
 
 
+def passes(config: PretrainConfig, text: dict[str, float] | None) -> dict[str, float]:
+    """Passes over each language's training text (in tokens): the tokens the run processes, shared among its
+    languages as the loop samples them (p ∝ n^alpha), over that language's tokens. A run by `epochs` resolves
+    its steps from the text (windows of seq_len, at least `min_steps`), as the loop does."""
+    if not text or not all(n > 0 for n in text.values()):
+        return {}
+    total = sum(text.values())
+    if config.epochs is not None:
+        steps = max(config.epochs * total / config.seq_len / config.batch_size, config.min_steps or 0)
+        tokens = steps * config.batch_size * config.seq_len
+    else:
+        tokens = tokens_processed(config)
+    weights = {lang: n ** config.alpha for lang, n in text.items()}
+    return {lang: tokens * weights[lang] / sum(weights.values()) / n for lang, n in text.items()}
+
+
 def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = ()) -> StudyPlan:
     """Every job of the study with its state, the pretrainings' estimates, totals per kind and the warnings."""
     from mbertlab.studies.plan_warnings import plan_warnings
@@ -166,6 +186,7 @@ def _estimates(statuses: list[JobStatus], probe) -> tuple[dict[str, KindTotal], 
         setattr(total, status.state, getattr(total, status.state) + 1)
         if job.kind in PRETRAIN_KINDS:
             est = estimate(status, *probe.vocab(job.inputs[0]))
+            est.passes = passes(job.config, probe.text_tokens(job.inputs[0]))
             pretrains.append(est)
             shapes[job] = Encoder(est.layers, est.hidden, est.intermediate)
             total.add(est.tokens, est.gpu_hours, est.cpu_hours, est.disk_bytes, gpu_compute_seconds(est.flops) / 3600)

@@ -6,6 +6,7 @@
   setting named "... parameters" for the paper's model);
 - a tokenizer asked for more pieces than its text can reach;
 - pretrainings whose steps `epochs` resolves at run time (the plan counts the spec's estimate);
+- pretrainings that pass over a language's text more than `plan.PASSES_WARN` times;
 - a `--set` that changes no stage.
 """
 from __future__ import annotations
@@ -31,8 +32,22 @@ def plan_warnings(spec: StudySpec, pretrains: list[PretrainEstimate], shortfalls
     warnings += [f"{len(by_epochs)} pretrainings train `epochs` passes over their text: each resolves its steps "
                  "from its shards when it runs, and the plan counts the spec's `steps` (an estimate) for them"
                  ] if by_epochs else []
+    warnings += passes_warnings(pretrains)
     warnings += [f"--set {o}: changes no stage of the study" for o in unused_overrides(spec, overrides)]
     return warnings
+
+
+def passes_warnings(pretrains: list[PretrainEstimate]) -> list[str]:
+    """One line: how many pretrainings see a language's text more than PASSES_WARN times, the most of them."""
+    from mbertlab.studies.plan import PASSES_WARN
+
+    over = [(n, est.label, lang) for est in pretrains for lang, n in est.passes.items() if n > PASSES_WARN]
+    if not over:
+        return []
+    n, label, lang = max(over)
+    runs = len({label for _, label, _ in over})
+    return [f"{runs} pretrainings pass over a language's text more than {PASSES_WARN} times (most: {label}, "
+            f"{n:,.0f} passes over {lang}): a model that sees its text so often memorises it"]
 
 
 def parameter_warnings(spec: StudySpec, pretrains: list[PretrainEstimate]) -> list[str]:
