@@ -5,7 +5,8 @@
   paper scale the paper's (a "Parameters" column or a row named "20.05M, ..." in published.yaml, or a
   setting named "... parameters" for the paper's model);
 - a tokenizer asked for more pieces than its text can reach;
-- pretrainings whose steps `epochs` resolves at run time (the plan counts the spec's estimate);
+- pretrainings whose steps `epochs` resolves at run time from a text whose size the plan does not know (it
+  counts the spec's `steps`, an estimate; where it knows the text it resolves them as the loop does);
 - pretrainings that pass over a language's text more than `plan.PASSES_WARN` times;
 - a `--set` that changes no stage.
 """
@@ -28,7 +29,7 @@ def plan_warnings(spec: StudySpec, pretrains: list[PretrainEstimate], shortfalls
     warnings = [f"{label}: vocab_size asks for {asked:,} pieces with the specials, its text reaches {reached:,}: "
                 "every parameter count that assumed the full vocabulary is off" for label, asked, reached in shortfalls]
     warnings += parameter_warnings(spec, pretrains)
-    by_epochs = [est for est in pretrains if est.epochs is not None]
+    by_epochs = [est for est in pretrains if est.epochs is not None and not est.passes]  # text size unknown
     warnings += [f"{len(by_epochs)} pretrainings train `epochs` passes over their text: each resolves its steps "
                  "from its shards when it runs, and the plan counts the spec's `steps` (an estimate) for them"
                  ] if by_epochs else []

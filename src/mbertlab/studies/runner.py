@@ -63,10 +63,11 @@ def study_jobs(spec: StudySpec) -> list[Job]:
     return distinct_labels(topological(placed_plan(spec)))
 
 
-def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:
+def study_status(spec: StudySpec, store: ArtifactStore, jobs: list[Job] | None = None) -> list[JobStatus]:
+    """Each job of the study (or of `jobs`, a slice of it) with its hash and state in the store."""
     memo: dict[Job, str] = {}
     out = []
-    for job in study_jobs(spec):
+    for job in study_jobs(spec) if jobs is None else jobs:
         stage = stage_kind(job.kind).stage
         hash_ = job_hash(job, store, memo)
         if store.find(stage, hash_) is not None:
@@ -111,9 +112,10 @@ def _worker_build(kind: StageKind, job: Job, inputs: list[Artifact], workdir: st
     return kind.build(job.config, inputs, ctx)
 
 
-def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1) -> dict[Job, Artifact]:
-    """Build every job of the study in dependency order; returns the artifact of each job."""
-    statuses = study_status(spec, ctx.store)
+def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] | None = None) -> dict[Job, Artifact]:
+    """Build every job of the study (or `only` these, a slice with its inputs) in dependency order; returns the
+    artifact of each job."""
+    statuses = study_status(spec, ctx.store, only)
     missing = [s for s in statuses if s.state != "done"]
     todo = sum(stage_kind(s.job.kind).weight for s in missing)
     started, done = time.time(), 0

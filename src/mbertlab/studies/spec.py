@@ -23,7 +23,7 @@ from mbertlab.errors import ConfigError
 from mbertlab.runtime import DEVICE_SETTING
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
-               "precision")
+               "precision", "slices")
 SCALES = ("test", "lab", "gpu", "paper")  # gpu: one H100-class GPU, <= 1 hour (`study plan` estimates it)
 INHERITS = {"gpu": "lab"}  # the scale whose block a scale's block starts from, unless it says `inherit:`
 
