@@ -29,9 +29,6 @@ GPU_JOBS, GPU_JOBS_OVERLAP = 16, 6.9  # launch-bound processes at once on one GP
 CPU_NAME = "the 2-core development CPU (fp32, measured 2026-11-25)"
 CPU_FLOPS = 59.5e9
 PRETRAIN_KINDS = ("pretrain", "student")
-# Passes over a language's text above which `study plan` warns: a model that sees its text this often memorises
-# it (wd2020's lab multilingual encoder overfit its 500-sentence languages after ~1,500 steps, about 100 passes).
-PASSES_WARN = 100
 
 
 @dataclass

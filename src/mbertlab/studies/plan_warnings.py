@@ -7,7 +7,7 @@
 - a tokenizer asked for more pieces than its text can reach;
 - pretrainings whose steps `epochs` resolves at run time from a text whose size the plan does not know (it
   counts the spec's `steps`, an estimate; where it knows the text it resolves them as the loop does);
-- pretrainings that pass over a language's text more than `plan.PASSES_WARN` times;
+- pretrainings that pass over a language's text more than `PASSES_WARN` times;
 - a `--set` that changes no stage.
 """
 from __future__ import annotations
@@ -20,6 +20,10 @@ from mbertlab.studies.spec import StudySpec
 PretrainEstimate = Any  # studies.plan.PretrainEstimate (plan imports this module)
 
 TOLERANCE = 0.02
+# Passes over a language's text above which `study plan` warns: a model that sees its text this often memorises
+# it (wd2020's lab encoders of the 500-sentence languages overfit after ~1,500 steps of 64 x 16 tokens, about
+# 100 passes over their ~15,000 tokens: back above the unigram entropy by 3,000).
+PASSES_WARN = 100
 MILLIONS = re.compile(r"^(\d+(?:\.\d+)?)M\b")
 SHARE = re.compile(r"^(\d+(?:\.\d+)?)%$")
 
@@ -40,8 +44,6 @@ def plan_warnings(spec: StudySpec, pretrains: list[PretrainEstimate], shortfalls
 
 def passes_warnings(pretrains: list[PretrainEstimate]) -> list[str]:
     """One line: how many pretrainings see a language's text more than PASSES_WARN times, the most of them."""
-    from mbertlab.studies.plan import PASSES_WARN
-
     over = [(n, est.label, lang) for est in pretrains for lang, n in est.passes.items() if n > PASSES_WARN]
     if not over:
         return []
