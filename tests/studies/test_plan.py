@@ -121,12 +121,22 @@ def test_validate_prints_the_plan_warnings(tmp_path, capsys):
 @pytest.mark.slow
 def test_every_builtin_spec_has_a_gpu_scale_within_one_gpu_hour(tmp_path):
     """The plan's wall-time estimate (pretraining and fine-tuning, `study run`'s jobs sharing the GPU) of each spec's
-    gpu scale fits one hour of an H100-class GPU."""
+    gpu scale fits one hour of an H100-class GPU, each of its slices one 9-minute run, and no pretraining passes
+    over its text more than PASSES_WARN times but wd2020's low-resource encoders."""
     from mbertlab.studies.spec import builtin_specs
 
+    from mbertlab.studies.plan_warnings import PASSES_WARN
+    from mbertlab.studies.slices import SLOT_MINUTES
+
     for name in builtin_specs():
-        plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path))
+        plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path), slices=True)
         assert 0 < plan.gpu_wall_hours <= 1.0, (name, plan.gpu_wall_hours)
+        # issue 52: every slice within one 9-minute run, every pretraining's passes known (generated text)
+        assert plan.slices and all(s.gpu_wall_minutes <= SLOT_MINUTES for s in plan.slices), (name, plan.slices)
+        assert all(est.passes for est in plan.pretrains), name
+        over = {est.label for est in plan.pretrains if max(est.passes.values()) > PASSES_WARN}
+        # wd2020's low-resource languages in their monolingual and bilingual encoders only (the spec says why)
+        assert all(" lo_" in label and "multilingual" not in label for label in over), (name, sorted(over)[:3])
 
 
 def test_parameter_share_warnings_follow_hugging_face_counts(tmp_path):
