@@ -9,7 +9,8 @@ from mbertlab.pretrain.cost import tokens_processed
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.jobs import RunContext, topological
-from mbertlab.studies.plan import passes, plan_study
+from mbertlab.pretrain.cost import passes
+from mbertlab.studies.plan import plan_study
 from mbertlab.studies.plan_warnings import PASSES_WARN
 from mbertlab.studies.runner import build_job, study_jobs
 from mbertlab.studies.spec import load_spec

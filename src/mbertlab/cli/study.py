@@ -135,7 +135,7 @@ def print_slices(result) -> None:
     table = Table("slice", "jobs", "missing", "pretrainings", "GPU wall", "fits")
     for s in result.slices:
         table.add_row(s.name, str(s.jobs), str(s.missing), str(s.pretrains), f"{s.gpu_wall_minutes:.1f} min",
-                      "yes" if s.fits else "NO")
+                      "yes" if s.gpu_wall_minutes <= SLOT_MINUTES else "NO")
     console.print(table)
     worst = max(s.gpu_wall_minutes for s in result.slices)
     console.print(f"{len(result.slices)} slices, the longest ~{worst:.1f} min of GPU wall time (slot: "

@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.cost import bert_parameters, checkpoint_bytes, flops_per_token, tokens_processed
+from mbertlab.pretrain.cost import (
+    bert_parameters,
+    checkpoint_bytes,
+    flops_per_token,
+    passes,
+    resolved,
+    tokens_processed,
+)
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.studies.runner import JobStatus, study_status
 from mbertlab.studies.spec import StudySpec
@@ -84,12 +91,6 @@ class SliceEstimate:
     pretrains: int
     gpu_wall_minutes: float  # `wall_seconds` of its jobs on one GPU
 
-    @property
-    def fits(self) -> bool:
-        from mbertlab.studies.slices import SLOT_MINUTES
-
-        return self.gpu_wall_minutes <= SLOT_MINUTES
-
 
 @dataclass
 class StudyPlan:
@@ -156,25 +157,6 @@ def estimate(status: JobStatus, vocab: int, vocab_from: str, text: dict[str, flo
         shape.intermediate or 4 * shape.hidden, vocab, vocab_from, parameters, tokens, flops,
         gpu_seconds(config, flops) / 3600, flops / CPU_FLOPS / 3600,
         checkpoint_bytes(parameters, config.keep_checkpoints), dict(job.tags), config.epochs)
-
-
-def resolved(config: PretrainConfig, text: dict[str, float] | None) -> PretrainConfig:
-    """The config at the steps a run by `epochs` takes on this text (windows of seq_len, at least min_steps)."""
-    if config.epochs is None or not text:
-        return config
-    steps = max(config.epochs * sum(text.values()) / config.seq_len / config.batch_size, config.min_steps or 0)
-    return config.model_copy(update={"steps": max(1, round(steps))})
-
-
-def passes(config: PretrainConfig, text: dict[str, float] | None) -> dict[str, float]:
-    """Passes over each language's training text (in tokens): the tokens the run processes, shared among its
-    languages as the loop samples them (p ∝ n^alpha), over that language's tokens. A run by `epochs` resolves
-    its steps from the text (windows of seq_len, at least `min_steps`), as the loop does."""
-    if not text or not all(n > 0 for n in text.values()):
-        return {}
-    tokens = tokens_processed(resolved(config, text))
-    weights = {lang: n ** config.alpha for lang, n in text.items()}
-    return {lang: tokens * weights[lang] / sum(weights.values()) / n for lang, n in text.items()}
 
 
 def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = (), slices: bool = False) -> StudyPlan:

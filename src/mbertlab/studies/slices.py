@@ -1,16 +1,8 @@
-"""Slices: a study cut into self-contained chains (pretraining -> fine-tuning -> scores) that each fit one short
-GPU slot, built on different machines and merged (`results export` / `results merge`).
-
-A slice is one seed, or at a spec's `slices:` key one group of conditions at one seed:
-
-    slices: {tag: condition, groups: {overlap: [shared script, Fake-English], order: [permuted p=0.5, ...]}}
-
-A job belongs to the slice of the seed and group it depends on (its own tags and its inputs'). A job that
-depends on no seed (the data, tokenizers, a majority label) is built in the first slice of its group (and,
-as an input, in every slice that reads it: stages are deterministic, the copies have one hash). A job that
-reads several slices' artifacts (a regression over seeds, a correlation over languages) is built after the
-merge, in the merged workdir: `after_merge`.
-"""
+"""Slices: a study cut into self-contained chains that each fit one short GPU slot, built on different
+machines and merged (studies/exchange.py). A slice is one seed, or, with a spec's `slices: {tag: condition,
+groups: {name: [values]}}`, one group at one seed. A job goes to the slice of the seed and group it depends on;
+one that depends on no seed (data, a majority label) to its group's first slice (inputs travel with every slice
+that reads them: the copies share a hash); one that reads several slices is built after the merge."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
