@@ -122,12 +122,22 @@ def test_validate_prints_the_plan_warnings(tmp_path, capsys):
 @pytest.mark.slow
 def test_every_builtin_spec_has_a_gpu_scale_within_one_gpu_hour(tmp_path):
     """The plan's wall-time estimate (pretraining and fine-tuning, `study run`'s jobs sharing the GPU) of each spec's
-    gpu scale fits one hour of an H100-class GPU."""
+    gpu scale fits one hour of an H100-class GPU, each of its slices one 9-minute run, and no pretraining passes
+    over its text more than PASSES_WARN times but wd2020's low-resource encoders."""
     from mbertlab.studies.spec import builtin_specs
 
+    from mbertlab.studies.plan_warnings import PASSES_WARN
+    from mbertlab.studies.slices import SLOT_MINUTES
+
     for name in builtin_specs():
-        plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path))
+        plan = plan_study(load_spec(name, "gpu"), ArtifactStore(tmp_path), slices=True)
         assert 0 < plan.gpu_wall_hours <= 1.0, (name, plan.gpu_wall_hours)
+        # issue 52: every slice within one 9-minute run, every pretraining's passes known (generated text)
+        assert plan.slices and all(s.gpu_wall_minutes <= SLOT_MINUTES for s in plan.slices), (name, plan.slices)
+        assert all(est.passes for est in plan.pretrains), name
+        over = {est.label for est in plan.pretrains if max(est.passes.values()) > PASSES_WARN}
+        # wd2020's low-resource languages in their monolingual and bilingual encoders only (the spec says why)
+        assert all(" lo_" in label and "multilingual" not in label for label in over), (name, sorted(over)[:3])
 
 
 def test_parameter_share_warnings_follow_hugging_face_counts(tmp_path):
@@ -182,7 +192,9 @@ def test_k2020_paper_scale_holds_the_papers_parameter_counts(tmp_path):
     """K et al.'s Tables 4-6 state each row's parameters with a 60,000-piece vocabulary. The paper scale's
     generated lexicon is too large for the 1,000-sentence sample to check the vocabulary (so the plan uses the
     asked size and says it is unchecked); the base B-BERT then has the paper's 132.78M, and the only warnings left
-    are Table 4's depth 18 / 24, whose printed counts look swapped (the spec's comment)."""
+    are Table 4's depth 18 / 24, whose printed counts look swapped (the spec's comment), and the passes over the
+    text (2M steps of 32 x 128 tokens over 1M generated sentences a language: the paper's 1 GB a language is
+    about 15x more text)."""
     plan = plan_study(load_spec("k2020", "paper"), ArtifactStore(tmp_path))
     base = [e for e in plan.pretrains if e.layers == 12 and e.hidden == 768 and e.heads == 12 and e.vocab == 60005]
     assert base and all("not checked" in e.vocab_from for e in base)
@@ -191,7 +203,8 @@ def test_k2020_paper_scale_holds_the_papers_parameter_counts(tmp_path):
     assert abs(base[0].parameters - 132.78e6) < 0.005 * 132.78e6
     assert [w.split(":")[0] for w in plan.warnings] == [
         "table 'Depth (attention heads and parameters fixed)', row 'depth 18' (the paper's Table 4, 'depth 18')",
-        "table 'Depth (attention heads and parameters fixed)', row 'depth 24' (the paper's Table 4, 'depth 24')"]
+        "table 'Depth (attention heads and parameters fixed)', row 'depth 24' (the paper's Table 4, 'depth 24')",
+        "120 pretrainings pass over a language's text more than 100 times (most"]
 
 
 def test_a_sample_sees_a_lab_lexicon_whole_and_a_large_one_not(tmp_path):

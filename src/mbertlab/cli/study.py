@@ -77,16 +77,19 @@ def plan(
     scale: str | None = typer.Option(None, help=SCALE_HELP),
     set_: list[str] = typer.Option([], "--set", help=SET_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON (for scripts)."),
+    slices: bool = typer.Option(False, "--slices", help="Also each slice (`study run --slice NAME`) with its "
+                                "estimated GPU wall time against the one-run slot."),
 ) -> None:
     """What a run would build and cost, building nothing: stages by kind with what exists already, each
-    pretraining's shape, parameters, tokens, device-hours and disk, and the spec's warnings."""
+    pretraining's shape, parameters, tokens, passes over each language's text, device-hours and disk, the
+    spec's warnings, and with --slices the slices and their minutes."""
     import json
 
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.studies.plan import plan_study
 
     spec = _spec(name, scale, set_)
-    result = plan_study(spec, ArtifactStore(state(ctx).workdir), set_)
+    result = plan_study(spec, ArtifactStore(state(ctx).workdir), set_, slices=slices)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=1))
         return
@@ -104,10 +107,11 @@ def print_plan(result) -> None:
             cost = (cost[0], f"{cost[1]} ({estimated} jobs)", f"{cost[2]} ({estimated} jobs)", cost[3])
         kinds.add_row(k.kind, str(k.jobs), str(k.done), str(k.partial), str(k.missing), *cost)
     console.print(kinds)
-    runs = Table("pretraining", "state", "shape", "vocab", "params", "tokens", "GPU", "CPU")
+    runs = Table("pretraining", "state", "shape", "vocab", "params", "tokens", "passes", "GPU", "CPU")
     for p in result.pretrains:
         runs.add_row(p.label, p.state, f"{p.layers}x{p.hidden}/{p.heads}", f"{p.vocab:,}",
-                     f"{p.parameters / 1e6:.2f}M", f"{p.tokens:.3g}", duration(p.gpu_hours), duration(p.cpu_hours))
+                     f"{p.parameters / 1e6:.2f}M", f"{p.tokens:.3g}", passes_text(p.passes), duration(p.gpu_hours),
+                     duration(p.cpu_hours))
     if result.pretrains:
         console.print(runs)
         sources = sorted({p.vocab_from for p in result.pretrains})
@@ -121,6 +125,30 @@ def print_plan(result) -> None:
                   f"{unestimated or 'none'}. Shapes: layers x hidden / heads.")
     for warning in result.warnings:
         console.print(f"WARNING: {warning}")
+    if result.slices:
+        print_slices(result)
+
+
+def print_slices(result) -> None:
+    """Each slice with its jobs and GPU minutes, and the jobs built only after merging."""
+    from mbertlab.studies.slices import SLOT_MINUTES
+
+    table = Table("slice", "jobs", "missing", "pretrainings", "GPU wall", "fits")
+    for s in result.slices:
+        table.add_row(s.name, str(s.jobs), str(s.missing), str(s.pretrains), f"{s.gpu_wall_minutes:.1f} min",
+                      "yes" if s.gpu_wall_minutes <= SLOT_MINUTES else "NO")
+    console.print(table)
+    worst = max(s.gpu_wall_minutes for s in result.slices)
+    console.print(f"{len(result.slices)} slices, the longest ~{worst:.1f} min of GPU wall time (slot: "
+                  f"{SLOT_MINUTES:g} min on one H100 by the plan's rates; data, tokenizers and shards not estimated)")
+    if result.after_merge:
+        console.print(f"after merging: {len(result.after_merge)} jobs read several slices "
+                      f"({', '.join(result.after_merge[:3])}{', ...' if len(result.after_merge) > 3 else ''})")
+
+
+def passes_text(passes: dict[str, float]) -> str:
+    """Passes over each language's text, e.g. 'src 14, tgt 15' ('?' where the text's size is not known)."""
+    return ", ".join(f"{lang} {n:,.0f}" if n >= 10 else f"{lang} {n:.2g}" for lang, n in passes.items()) or "?"
 
 
 def duration(hours: float) -> str:
@@ -173,6 +201,9 @@ def run(
     device: str | None = device_option(),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress: no bars on a terminal, no per-stage or "
                                "heartbeat lines (MBERTLAB_HEARTBEAT_S, default 60 s) when stderr is a log."),
+    slice_name: str | None = typer.Option(None, "--slice", help="Build only this slice (a seed, or a group of "
+                                          "conditions at a seed: `study plan --slices` lists them) with its inputs; "
+                                          "no report (export its results, merge them, report the merged workdir)."),
 ) -> None:
     """Build every missing stage of the study (rerun after a kill resumes), then render its report."""
     from mbertlab.progress import set_quiet
@@ -188,8 +219,8 @@ def run(
     set_quiet(quiet)
     spec = _spec(name, scale, device_overrides(set_, device))
     context = RunContext(ArtifactStore(workdir), open_results(workdir), spec.name)
-    console.print(f"{spec.name} ({spec.scale}): {execute(spec, context, executor, jobs)}")
-    if report and executor != "slurm":
+    console.print(f"{spec.name} ({spec.scale}): {execute(spec, context, executor, jobs, slice_name)}")
+    if report and executor != "slurm" and slice_name is None:
         md, html = write_report(spec, context)
         console.print(f"report: {html}\n        {md}")
 

@@ -1,5 +1,7 @@
 """What a pretraining run costs, by formula, without building its model: parameters, tokens, FLOPs.
 
+Passes over each language's text count the tokens a run takes against the tokens of its text (`study plan`).
+
 The parameter count is Hugging Face `BertForMaskedLM`'s (tied embeddings, no pooler), or
 `BertForPreTraining`'s with next-sentence prediction; tests compare it with the models themselves. The FLOPs
 follow the usual 6 × weights per token (forward 2, backward 4) with the attention scores and the MLM head at
@@ -51,3 +53,22 @@ def flops_per_token(config: PretrainConfig, vocab_size: int) -> float:
 def checkpoint_bytes(parameters: int, keep: int) -> int:
     """Disk of a finished run: the fp32 model, and `keep` checkpoints of model plus AdamW's two moments."""
     return 4 * parameters * (1 + 3 * keep)
+
+
+def resolved(config: PretrainConfig, text: dict[str, float] | None) -> PretrainConfig:
+    """The config at the steps a run by `epochs` takes on this text (windows of seq_len, at least min_steps)."""
+    if config.epochs is None or not text:
+        return config
+    steps = max(config.epochs * sum(text.values()) / config.seq_len / config.batch_size, config.min_steps or 0)
+    return config.model_copy(update={"steps": max(1, round(steps))})
+
+
+def passes(config: PretrainConfig, text: dict[str, float] | None) -> dict[str, float]:
+    """Passes over each language's training text (in tokens): the tokens the run processes, shared among its
+    languages as the loop samples them (p ∝ n^alpha), over that language's tokens. A run by `epochs` resolves
+    its steps from the text (windows of seq_len, at least `min_steps`), as the loop does."""
+    if not text or not all(n > 0 for n in text.values()):
+        return {}
+    tokens = tokens_processed(resolved(config, text))
+    weights = {lang: n ** config.alpha for lang, n in text.items()}
+    return {lang: tokens * weights[lang] / sum(weights.values()) / n for lang, n in text.items()}

@@ -277,13 +277,21 @@ def submit_study(spec: StudySpec, ctx: RunContext, cluster: str = "slurm", jobs:
                       plan.cancel, arrays)
 
 
-def execute(spec: StudySpec, ctx: RunContext, executor: str = "local", jobs: int = 0) -> str:
-    """Run or submit the study; returns a one-line summary for the CLI."""
+def execute(spec: StudySpec, ctx: RunContext, executor: str = "local", jobs: int = 0,
+            slice_name: str | None = None) -> str:
+    """Run or submit the study (or one slice of it, locally); returns a one-line summary for the CLI."""
     if executor not in EXECUTORS:
         raise ConfigError(f"--executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if slice_name is not None and executor != "local":
+        raise ConfigError(f"--slice {slice_name!r}: a slice runs with the local executor only")
     if executor == "local":
-        built = run_study(spec, ctx, jobs=jobs or default_jobs())
-        return f"{len(built)} stages complete"
+        only = None
+        if slice_name is not None:
+            from mbertlab.studies.slices import study_slicing
+
+            only = study_slicing(spec).get(slice_name).jobs
+        built = run_study(spec, ctx, jobs=jobs or default_jobs(), only=only)
+        return f"{len(built)} stages complete" + (f" (slice {slice_name})" if slice_name else "")
     return submit_study(spec, ctx, "slurm" if executor == "slurm" else "local", jobs).summary()
 
 

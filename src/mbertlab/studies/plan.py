@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.cost import bert_parameters, checkpoint_bytes, flops_per_token, tokens_processed
+from mbertlab.pretrain.cost import (
+    bert_parameters,
+    checkpoint_bytes,
+    flops_per_token,
+    passes,
+    resolved,
+    tokens_processed,
+)
 from mbertlab.store.artifacts import ArtifactStore
 from mbertlab.studies.runner import JobStatus, study_status
 from mbertlab.studies.spec import StudySpec
@@ -51,6 +58,7 @@ class PretrainEstimate:
     disk_bytes: int
     tags: dict[str, str] = field(default_factory=dict)
     epochs: float | None = None  # set: the run resolves its steps from the shards; `tokens` counts the spec's steps
+    passes: dict[str, float] = field(default_factory=dict)  # language -> passes over its training text (`passes`)
 
 
 @dataclass
@@ -76,6 +84,15 @@ class KindTotal:
 
 
 @dataclass
+class SliceEstimate:
+    name: str
+    jobs: int
+    missing: int
+    pretrains: int
+    gpu_wall_minutes: float  # `wall_seconds` of its jobs on one GPU
+
+
+@dataclass
 class StudyPlan:
     study: str
     scale: str
@@ -83,6 +100,8 @@ class StudyPlan:
     pretrains: list[PretrainEstimate]
     warnings: list[str]
     model: dict = field(default_factory=dict)  # the throughput model's constants
+    slices: list[SliceEstimate] = field(default_factory=list)  # with `plan_study(..., slices=True)`
+    after_merge: list[str] = field(default_factory=list)  # labels of the jobs built after merging slices
 
     @property
     def gpu_hours(self) -> float:
@@ -122,8 +141,10 @@ def gpu_seconds(config: PretrainConfig, flops: float) -> float:
     return max(gpu_compute_seconds(flops), floor)
 
 
-def estimate(status: JobStatus, vocab: int, vocab_from: str) -> PretrainEstimate:
-    job, config = status.job, status.job.config
+def estimate(status: JobStatus, vocab: int, vocab_from: str, text: dict[str, float] | None = None) -> PretrainEstimate:
+    """A pretraining's cost; a run by `epochs` at the steps it resolves from `text` (its languages' tokens) when
+    known, else at the spec's `steps`."""
+    job, config = status.job, resolved(status.job.config, text)
     shape = config.model
     parameters = bert_parameters(shape, vocab, nsp=config.nsp)
     tokens = tokens_processed(config)
@@ -138,23 +159,54 @@ def estimate(status: JobStatus, vocab: int, vocab_from: str) -> PretrainEstimate
         checkpoint_bytes(parameters, config.keep_checkpoints), dict(job.tags), config.epochs)
 
 
-def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = ()) -> StudyPlan:
-    """Every job of the study with its state, the pretrainings' estimates, totals per kind and the warnings."""
+def plan_study(spec: StudySpec, store: ArtifactStore, overrides: list[str] = (), slices: bool = False) -> StudyPlan:
+    """Every job of the study with its state, the pretrainings' estimates, totals per kind and the warnings;
+    with `slices`, each slice's GPU wall time (`studies.slices`)."""
     from mbertlab.studies.plan_warnings import plan_warnings
     from mbertlab.studies.vocab import VocabProbe
 
     statuses = study_status(spec, store)
     probe = VocabProbe(store)
+    costs: dict = {}
     try:
-        totals, pretrains = _estimates(statuses, probe)
+        totals, pretrains = _estimates(statuses, probe, costs)
     finally:
         probe.close()
     warnings = plan_warnings(spec, pretrains, probe.shortfalls, overrides)
-    return StudyPlan(spec.name, spec.scale, list(totals.values()), pretrains, warnings, throughput_model())
+    plan = StudyPlan(spec.name, spec.scale, list(totals.values()), pretrains, warnings, throughput_model())
+    if slices:
+        _add_slices(plan, spec, statuses, costs)
+    return plan
 
 
-def _estimates(statuses: list[JobStatus], probe) -> tuple[dict[str, KindTotal], list[PretrainEstimate]]:
-    """Pretrainings by formula, fine-tunings roughly (`studies.transfer_cost`); other kinds are counted only."""
+def wall_seconds(jobs: list, costs: dict) -> float:
+    """Jobs run side by side on one GPU (`study run`'s GPU_JOBS processes): the most of their compute (which
+    cannot overlap), their single-process time over the measured overlap, and the longest chain of jobs that
+    wait on each other (a pretraining, then its slowest fine-tuning). Costs: job -> (GPU s, compute s)."""
+    chain: dict = {}
+    for job in jobs:  # inputs first
+        chain[job] = costs.get(job, (0.0, 0.0))[0] + max((chain.get(i, 0.0) for i in job.inputs), default=0.0)
+    gpu = sum(costs.get(j, (0.0, 0.0))[0] for j in jobs)
+    compute = sum(costs.get(j, (0.0, 0.0))[1] for j in jobs)
+    return max(compute, gpu / GPU_JOBS_OVERLAP, max(chain.values(), default=0.0))
+
+
+def _add_slices(plan: StudyPlan, spec: StudySpec, statuses: list[JobStatus], costs: dict) -> None:
+    from mbertlab.studies.slices import study_slicing
+
+    state = {s.job: s.state for s in statuses}
+    cut = study_slicing(spec)
+    for sl in cut.slices:
+        todo = [j for j in sl.jobs if state.get(j) != "done"]
+        plan.slices.append(SliceEstimate(sl.name, len(sl.jobs), len(todo),
+                                         sum(j.kind in PRETRAIN_KINDS for j in sl.jobs),
+                                         wall_seconds(todo, costs) / 60))
+    plan.after_merge = [j.label for j in cut.after_merge]
+
+
+def _estimates(statuses: list[JobStatus], probe, costs: dict) -> tuple[dict[str, KindTotal], list[PretrainEstimate]]:
+    """Pretrainings by formula, fine-tunings roughly (`studies.transfer_cost`); other kinds are counted only.
+    `costs` receives each estimated job's (GPU seconds, compute seconds)."""
     from mbertlab.studies.transfer_cost import Encoder, transfer_cost
 
     totals: dict[str, KindTotal] = {}
@@ -165,14 +217,19 @@ def _estimates(statuses: list[JobStatus], probe) -> tuple[dict[str, KindTotal], 
         total.jobs += 1
         setattr(total, status.state, getattr(total, status.state) + 1)
         if job.kind in PRETRAIN_KINDS:
-            est = estimate(status, *probe.vocab(job.inputs[0]))
+            vocab = probe.vocab(job.inputs[0])  # trains the sample's tokenizer that counts the text's tokens
+            text = probe.text_tokens(job.inputs[0])
+            est = estimate(status, *vocab, text)
+            est.passes = passes(job.config, text)
             pretrains.append(est)
             shapes[job] = Encoder(est.layers, est.hidden, est.intermediate)
             total.add(est.tokens, est.gpu_hours, est.cpu_hours, est.disk_bytes, gpu_compute_seconds(est.flops) / 3600)
+            costs[job] = (est.gpu_hours * 3600, gpu_compute_seconds(est.flops))
         elif job.kind == "transfer" and (cost := transfer_cost(job, shapes, micro_batch_floor)) is not None:
             flops, floor = cost
             compute = gpu_compute_seconds(flops)
             total.add(0, max(compute, floor) / 3600, flops / CPU_FLOPS / 3600, 0, compute / 3600)
+            costs[job] = (max(compute, floor), compute)
         else:
             total.unestimated += 1
     return totals, pretrains

@@ -5,7 +5,9 @@
   paper scale the paper's (a "Parameters" column or a row named "20.05M, ..." in published.yaml, or a
   setting named "... parameters" for the paper's model);
 - a tokenizer asked for more pieces than its text can reach;
-- pretrainings whose steps `epochs` resolves at run time (the plan counts the spec's estimate);
+- pretrainings whose steps `epochs` resolves at run time from a text whose size the plan does not know (it
+  counts the spec's `steps`, an estimate; where it knows the text it resolves them as the loop does);
+- pretrainings that pass over a language's text more than `PASSES_WARN` times;
 - a `--set` that changes no stage.
 """
 from __future__ import annotations
@@ -18,6 +20,10 @@ from mbertlab.studies.spec import StudySpec
 PretrainEstimate = Any  # studies.plan.PretrainEstimate (plan imports this module)
 
 TOLERANCE = 0.02
+# Passes over a language's text above which `study plan` warns: a model that sees its text this often memorises
+# it (wd2020's lab encoders of the 500-sentence languages overfit after ~1,500 steps of 64 x 16 tokens, about
+# 100 passes over their ~15,000 tokens: back above the unigram entropy by 3,000).
+PASSES_WARN = 100
 MILLIONS = re.compile(r"^(\d+(?:\.\d+)?)M\b")
 SHARE = re.compile(r"^(\d+(?:\.\d+)?)%$")
 
@@ -27,12 +33,24 @@ def plan_warnings(spec: StudySpec, pretrains: list[PretrainEstimate], shortfalls
     warnings = [f"{label}: vocab_size asks for {asked:,} pieces with the specials, its text reaches {reached:,}: "
                 "every parameter count that assumed the full vocabulary is off" for label, asked, reached in shortfalls]
     warnings += parameter_warnings(spec, pretrains)
-    by_epochs = [est for est in pretrains if est.epochs is not None]
+    by_epochs = [est for est in pretrains if est.epochs is not None and not est.passes]  # text size unknown
     warnings += [f"{len(by_epochs)} pretrainings train `epochs` passes over their text: each resolves its steps "
                  "from its shards when it runs, and the plan counts the spec's `steps` (an estimate) for them"
                  ] if by_epochs else []
+    warnings += passes_warnings(pretrains)
     warnings += [f"--set {o}: changes no stage of the study" for o in unused_overrides(spec, overrides)]
     return warnings
+
+
+def passes_warnings(pretrains: list[PretrainEstimate]) -> list[str]:
+    """One line: how many pretrainings see a language's text more than PASSES_WARN times, the most of them."""
+    over = [(n, est.label, lang) for est in pretrains for lang, n in est.passes.items() if n > PASSES_WARN]
+    if not over:
+        return []
+    n, label, lang = max(over)
+    runs = len({label for _, label, _ in over})
+    return [f"{runs} pretrainings pass over a language's text more than {PASSES_WARN} times (most: {label}, "
+            f"{n:,.0f} passes over {lang}): a model that sees its text so often memorises it"]
 
 
 def parameter_warnings(spec: StudySpec, pretrains: list[PretrainEstimate]) -> list[str]:

@@ -6,8 +6,10 @@ one makes the verdict *uninformative*, with the check's numbers. Kinds:
   above each control in `against` (random-init, majority) by `margin`, at every seed and language (the
   control of the same languages and seed where it has one): a model that did not learn its task transfers
   nothing. A side that is itself one of those controls is not checked (it is the baseline).
-- left_plateau: every language's final dev MLM loss of the pretraining behind the rows at least `nats` below
-  the unigram entropy of its training tokens (a model at the plateau predicts word frequencies only).
+- left_plateau: every language's dev MLM loss of the pretraining behind the rows, at the checkpoint the rows
+  used (a row's selected `checkpoint` step: wd2020's best checkpoint, Fig. 4's each step; else the final one),
+  at least `nats` below the unigram entropy of its training tokens (a model at the plateau predicts word
+  frequencies only).
 - control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
 - surface: a classifier on surface cues (lengths, word overlap) of the task files behind the rows stays within
   `margin` of `chance`: else the task is solved without reading the sentences.
@@ -98,9 +100,10 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
         elif isinstance(check, Bound):
             out.append(_bound(name, check, unique, rows))
         elif isinstance(check, LeftPlateau):
-            out.append(_per_artifact(name, unique, rows, workdir, lambda p: _plateau(check, p), "pretrain"))
+            out.append(_per_artifact(name, unique, rows, workdir, lambda p, steps: _plateau(check, p, steps),
+                                     "pretrain"))
         else:
-            out.append(_per_artifact(name, unique, rows, workdir, lambda p: _surface(check, p), "transfer"))
+            out.append(_per_artifact(name, unique, rows, workdir, lambda p, _: _surface(check, p), "transfer"))
     return out
 
 
@@ -217,15 +220,17 @@ def _behind(top: Path, stages: tuple[str, ...], workdir: Path | None) -> list[Pa
 
 def _per_artifact(name: str, sides: list[Selection], rows: list[ResultRow], workdir: Path | None, measure,
                   stage: str) -> CheckResult:
-    """`measure(directory) -> (gap, words)` (a gap > 0 passes) over every `stage` artifact behind the rows."""
+    """`measure(directory, steps) -> (gap, words)` (a gap > 0 passes) over every `stage` artifact behind the rows,
+    with the checkpoint steps the rows used of it (None: the final model)."""
     stages = (stage, *ENCODERS_TRAINED_ELSEWHERE) if stage == "pretrain" else (stage,)
-    found: dict[Path, None] = {}
+    found: dict[Path, set] = {}
     for side in sides:
-        for top in {artifact_dir(r.artifact, workdir) for r in pick(rows, side) if r.artifact}:
-            found.update(dict.fromkeys(_behind(top, stages, workdir)))
+        for r in pick(rows, side):
+            for d in _behind(artifact_dir(r.artifact, workdir), stages, workdir) if r.artifact else ():
+                found.setdefault(d, set()).add(used_step(r))
     if not found:
         return CheckResult(name, None, f"no {stage} artifact behind the rows of {label(sides[0])}")
-    results = [measure(d) for d in found]
+    results = [measure(d, steps) for d, steps in found.items()]
     missing = [words for gap, words in results if gap is None]
     if missing:
         return CheckResult(name, None, missing[0])
@@ -244,28 +249,41 @@ def unigram_entropy(shards: Path, lang: str) -> float:
     return float(-(p * np.log(p)).sum())
 
 
-def final_dev_loss(pretrain: Path) -> dict[str, float]:
-    """Each language's dev MLM loss at the last evaluated step of a pretraining (its metrics.jsonl)."""
+def used_step(row: ResultRow) -> int | None:
+    """The pretraining checkpoint a row's model started from: its selected run's `checkpoint` (kept as `row
+    checkpoint` where a tag of that name says `best`), or a `checkpoint` tag naming a step; None: the final one."""
+    value = row.extra.get("row checkpoint", row.extra.get("checkpoint"))
+    return int(value) if str(value).isdigit() else None
+
+
+def final_dev_loss(pretrain: Path, step: int | None = None) -> dict[str, float]:
+    """Each language's dev MLM loss at the last evaluated step of a pretraining (its metrics.jsonl), or at the
+    last evaluated step up to `step` (a checkpoint's)."""
     last: dict[str, tuple[int, float]] = {}
     path = pretrain / "metrics.jsonl"
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             rec = json.loads(line)
-            if "lang" in rec and "loss" in rec and rec["step"] >= last.get(rec["lang"], (-1, 0.0))[0]:
+            if "lang" in rec and "loss" in rec and rec["step"] >= last.get(rec["lang"], (-1, 0.0))[0] and \
+                    (step is None or rec["step"] <= step):
                 last[rec["lang"]] = (rec["step"], rec["loss"])
     return {lang: loss for lang, (_, loss) in last.items()}
 
 
-def _plateau(check: LeftPlateau, pretrain: Path) -> tuple[float | None, str]:
+def _plateau(check: LeftPlateau, pretrain: Path,
+             steps: set | frozenset = frozenset({None})) -> tuple[float | None, str]:
+    """The worst language at the worst checkpoint the rows used."""
     if pretrain.parent.name in ENCODERS_TRAINED_ELSEWHERE:
         return math.inf, f"{pretrain.parent.name}/{pretrain.name}: an encoder not pretrained here"
-    losses = final_dev_loss(pretrain)
     shards = next((d for d in _inputs(pretrain, pretrain.parent.parent) if d.parent.name == "shards"), None)
-    if not losses or shards is None:
+    losses = {step: final_dev_loss(pretrain, step) for step in steps}
+    if not all(losses.values()) or shards is None:
         return None, f"pretrain/{pretrain.name}: no dev losses (metrics.jsonl) or no shards input"
-    gaps = [(unigram_entropy(shards, lang) - loss, lang, loss) for lang, loss in losses.items()]
-    gap, lang, loss = min(gaps)
-    return gap - check.nats, (f"pretrain/{pretrain.name} {lang}: dev loss {loss:.3f} vs unigram entropy "
+    gaps = [(unigram_entropy(shards, lang) - loss, lang, loss, step)
+            for step, by_lang in losses.items() for lang, loss in by_lang.items()]
+    gap, lang, loss, step = min(gaps, key=lambda g: g[0])
+    at = "" if step is None else f" (checkpoint {step})"
+    return gap - check.nats, (f"pretrain/{pretrain.name} {lang}{at}: dev loss {loss:.3f} vs unigram entropy "
                               f"{loss + gap:.3f} nats ({gap:.3f} below, needs ≥ {check.nats:g})")
 
 

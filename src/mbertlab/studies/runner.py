@@ -25,7 +25,7 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.studies.designs import USER_MODULES
 from mbertlab.studies.jobs import Job, RunContext, StageKind, distinct_labels, place_jobs, topological
 from mbertlab.studies.kinds import job_hash, stage_kind
-from mbertlab.studies.spec import StudySpec, read_spec_data
+from mbertlab.studies.spec import StudySpec, read_spec_data, scale_block
 
 log = logging.getLogger("mbertlab")
 
@@ -47,8 +47,7 @@ def spec_section(spec: StudySpec, key: str) -> Any:
     """A spec key read by the study machinery rather than the design (`findings`, `resources`), at the
     spec's scale. `--set` overrides do not reach it: these keys describe the paper and the cluster."""
     data = read_spec_data(Path(spec.source))
-    over = (data.get("scales") or {}).get(spec.scale) or {}
-    return deep_merge(data, over).get(key)
+    return deep_merge(data, scale_block(data.get("scales") or {}, spec.scale, spec.source)).get(key)
 
 
 def placed_plan(spec: StudySpec) -> list[Job]:
@@ -64,10 +63,11 @@ def study_jobs(spec: StudySpec) -> list[Job]:
     return distinct_labels(topological(placed_plan(spec)))
 
 
-def study_status(spec: StudySpec, store: ArtifactStore) -> list[JobStatus]:
+def study_status(spec: StudySpec, store: ArtifactStore, jobs: list[Job] | None = None) -> list[JobStatus]:
+    """Each job of the study (or of `jobs`, a slice of it) with its hash and state in the store."""
     memo: dict[Job, str] = {}
     out = []
-    for job in study_jobs(spec):
+    for job in study_jobs(spec) if jobs is None else jobs:
         stage = stage_kind(job.kind).stage
         hash_ = job_hash(job, store, memo)
         if store.find(stage, hash_) is not None:
@@ -112,9 +112,10 @@ def _worker_build(kind: StageKind, job: Job, inputs: list[Artifact], workdir: st
     return kind.build(job.config, inputs, ctx)
 
 
-def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1) -> dict[Job, Artifact]:
-    """Build every job of the study in dependency order; returns the artifact of each job."""
-    statuses = study_status(spec, ctx.store)
+def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] | None = None) -> dict[Job, Artifact]:
+    """Build every job of the study (or `only` these, a slice with its inputs) in dependency order; returns the
+    artifact of each job."""
+    statuses = study_status(spec, ctx.store, only)
     missing = [s for s in statuses if s.state != "done"]
     todo = sum(stage_kind(s.job.kind).weight for s in missing)
     started, done = time.time(), 0

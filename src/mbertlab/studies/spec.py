@@ -3,6 +3,12 @@
 A spec file has common keys (name, description, design, scale, scales, include) and the design's own
 keys, validated by that design's config class. `scales: {test: {...}, gpu: {...}, paper: {...}}` are deep
 overrides applied when that scale is chosen; `--set key=value` overrides come last.
+
+A scale's block may start from another scale's: `inherit: lab` applies the lab block first, then its own.
+`gpu` inherits `lab` unless it says `inherit: null`: a fix kept under `scales.lab` (a fine-tuning budget, a
+baseline's recipe) reaches the gpu scale unless the gpu block overrides that key in so many words
+(tests/studies/test_scale_inheritance.py lists, per built-in spec, every lab key gpu drops). The paper scale
+states the paper's own settings and inherits nothing unless it says so.
 """
 from __future__ import annotations
 
@@ -18,8 +24,9 @@ from mbertlab.errors import ConfigError, missing_file
 from mbertlab.runtime import DEVICE_SETTING
 
 COMMON_KEYS = ("name", "description", "design", "scale", "scales", "include", "findings", "resources", "device",
-               "precision")
+               "precision", "slices")
 SCALES = ("test", "lab", "gpu", "paper")  # gpu: one H100-class GPU, <= 1 hour (`study plan` estimates it)
+INHERITS = {"gpu": "lab"}  # the scale whose block a scale's block starts from, unless it says `inherit:`
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,22 @@ def read_spec_data(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     return deep_merge(read_spec_data(base_path, seen + (path,)), data)
 
 
+def scale_block(scales: dict[str, Any], scale: str, where: str, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The overrides a scale applies to the base: its block over the block it inherits (`inherit:`, by default
+    INHERITS), recursively; {} for a scale without a block."""
+    if scale in seen:
+        chain = " -> ".join(seen + (scale,))
+        raise ConfigError(f"{where}: key 'scales.{scale}.inherit': an inheritance cycle ({chain})")
+    block = dict(scales.get(scale) or {})
+    parent = block.pop("inherit", INHERITS.get(scale))
+    if parent is None:
+        return block
+    if parent not in SCALES or parent == scale:
+        raise ConfigError(f"{where}: key 'scales.{scale}.inherit': expected another of {', '.join(SCALES)} or null, "
+                          f"got {parent!r}")
+    return deep_merge(scale_block(scales, parent, where, seen + (scale,)), block)
+
+
 def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Iterable[str] = ()) -> StudySpec:
     from mbertlab.studies.designs import get_design
 
@@ -88,7 +111,7 @@ def load_spec(name_or_path: str | Path, scale: str | None = None, overrides: Ite
     data = read_spec_data(path)
     chosen = _chosen_scale(path, data, scale)
     scales = data.pop("scales")
-    data = deep_merge(data, scales.get(chosen) or {})
+    data = deep_merge(data, scale_block(scales, chosen, str(path)))
     data, before = _overridden(data, overrides), data
     for key in ("name", "design"):
         if not isinstance(data.get(key), str):

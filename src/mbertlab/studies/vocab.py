@@ -34,6 +34,8 @@ class VocabProbe:
         self.tmp = Path(tempfile.mkdtemp(prefix="mbertlab-plan-"))
         self.samples: dict[Job, tuple[Path, str, bool] | None] = {}
         self.tokenizers: dict[Job, tuple[int, str]] = {}
+        self.learned: dict[Job, tuple[object, Path, str]] = {}  # tokenizer job -> (tokenizer, sample folder, stage)
+        self.pieces: dict[Job, dict[str, float] | None] = {}
         self.shortfalls: list[tuple[str, int, int]] = []
         self.memo: dict[Job, str] = {}
 
@@ -67,13 +69,46 @@ class VocabProbe:
         from mbertlab.tokenizers.train import learn_tokenizer
 
         files = {lang: folder / text_file(stage, lang, "train") for lang in tok.config.languages}
-        reached = learn_tokenizer(tok.config, files, self.tmp / f"tok-{len(self.tokenizers)}").get_vocab_size()
+        learned = learn_tokenizer(tok.config, files, self.tmp / f"tok-{len(self.tokenizers)}")
+        self.learned[tok] = (learned, folder, stage)
+        reached = learned.get_vocab_size()
         if reached >= asked or whole:
             if reached < asked and tok.config.kind != "char":  # a char vocab_size caps the alphabet, never a target
                 self.shortfalls.append((tok.label, asked, reached))
             return reached, f"a tokenizer trained on a sample ({SAMPLE_SENTENCES:,} sentences per language)"
         return asked, (f"the tokenizer's vocab_size, not checked (a sample of {SAMPLE_SENTENCES:,} sentences, too "
                        f"few to hold the text's word forms, reached {reached:,})")
+
+    def text_tokens(self, shards: Job) -> dict[str, float] | None:
+        """Each language's training text in the shards' tokens: counted in the built shards, else the sample's
+        pieces per sentence under the sample's tokenizer times the language's training sentences; None where
+        neither is known (real text not built, a released encoder's tokenizer)."""
+        if shards not in self.pieces:
+            self.pieces[shards] = self._text_tokens(shards)
+        return self.pieces[shards]
+
+    def _text_tokens(self, shards: Job) -> dict[str, float] | None:
+        built = self.store.find("shards", job_hash(shards, self.store, self.memo))
+        if built is not None:
+            import numpy as np
+
+            return {lang: float(np.load(built.path / f"{lang}.train.ids.npy", mmap_mode="r").shape[0])
+                    for lang in shards.config.languages}
+        tok = shards.inputs[0]
+        if tok not in self.learned or len(shards.inputs) < 2:
+            return None
+        learned, folder, stage = self.learned[tok]
+        sizes = _train_sentences(shards.inputs[1])
+        out = {}
+        for lang in shards.config.languages:
+            lines = (folder / text_file(stage, lang, "train")).read_text(encoding="utf-8").splitlines()
+            if tok.config.lowercase:
+                lines = [line.lower() for line in lines]
+            if not lines or sizes is None or lang not in sizes:
+                return None
+            pieces = sum(len(e.ids) for e in learned.encode_batch(lines))
+            out[lang] = pieces / len(lines) * sizes[lang]
+        return out
 
     def _sample(self, text: Job) -> tuple[Path, str, bool] | None:
         """(folder, its layout's stage, whether it holds all the vocabulary the text can reach), or None."""
@@ -147,3 +182,16 @@ def _cut(base: tuple[Path, str, bool], budget, out: Path) -> tuple[Path, str, bo
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return out, "budget", whole
+
+
+def _train_sentences(text: Job) -> dict[str, int] | None:
+    """Training sentences per language of a generated text or a budget cut of one (None for real text)."""
+    if text.kind == "generate":
+        return {lang.name: text.config.sentences.train for lang in text.config.languages}
+    if text.kind == "budget" and text.inputs:
+        from mbertlab.corpus.sampling import balanced_budget
+
+        base = _train_sentences(text.inputs[0]) or {}
+        budgets = balanced_budget(text.config.languages) if text.config.balanced else dict(text.config.languages)
+        return {lang: min(n, base.get(lang, n)) for lang, n in budgets.items()}
+    return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mbertlab.config import Config, deep_merge
 from mbertlab.errors import ConfigError
@@ -111,6 +111,25 @@ class ConditionsSettings(Config):
     retrieval: bool = Field(True, description="Word-retrieval MRR between source and target per encoder.")
     tables: list[FactorTable] = Field(default_factory=list, description="The paper's factor tables (rows name "
                                       "conditions); none: one table per task over all conditions only.")
+    condition_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Keys over named "
+                                                           "conditions (deep-merged), so that a scale changes one "
+                                                           "condition without restating the list, e.g. {char "
+                                                           "tokens: {pretrain: {seq_len: 256, batch_size: 64}}}.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _override_conditions(cls, data: Any) -> Any:
+        """Apply `condition_overrides` to the conditions they name (an unknown name is an error naming it)."""
+        overrides = data.get("condition_overrides") if isinstance(data, dict) else None
+        if not overrides or not isinstance(data.get("conditions"), list):
+            return data
+        names = [c.get("name") for c in data["conditions"] if isinstance(c, dict)]
+        unknown = [n for n in overrides if n not in names]
+        if unknown:
+            raise ValueError(f"condition_overrides: unknown condition {unknown[0]!r} (conditions: {', '.join(names)})")
+        conditions = [deep_merge(c, overrides.get(c.get("name"), {})) if isinstance(c, dict) else c
+                      for c in data["conditions"]]
+        return {**data, "conditions": conditions, "condition_overrides": {}}
 
 
 def plan(spec: StudySpec) -> list[Job]:
