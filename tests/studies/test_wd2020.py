@@ -675,6 +675,6 @@ def test_a_baseline_at_the_majority_label_makes_its_claims_uninformative():
                 for encoder, values in scores.items() for seed, v in enumerate(values)]
 
     collapsed = evaluate_findings([finding], rows(0.0), correct=False)[0]
-    assert collapsed.state == UNINFORMATIVE and "encoder=baseline, seed 0: 0 vs encoder=majority" in \
+    assert collapsed.state == UNINFORMATIVE and "encoder=baseline (lv→lv): 0 vs encoder=majority" in \
         collapsed.checks[0].text
     assert evaluate_findings([finding], rows(0.4), correct=False)[0].state != UNINFORMATIVE

@@ -3,9 +3,17 @@
 A finding lists `checks:`; each is tested on every side of the finding (the rows it compares) and a failing
 one makes the verdict *uninformative*, with the check's numbers. Kinds:
 - learned: the model's source (or in-language) score, picked by overriding the side's filters with `select`,
-  above each control in `against` (random-init, majority) by `margin`, at every seed and language (the
-  control of the same languages and seed where it has one): a model that did not learn its task transfers
+  above each control in `against` (random-init, majority) by more than `margin`, by a one-sided test at `alpha`
+  over the seeds (and the test set's sampling error, given its size `n_test`: studies/gaps.py), in every
+  language (against the control of the same languages and tags): a model that did not learn its task transfers
   nothing. A side that is itself one of those controls is not checked (it is the baseline).
+- transfers: the zero-shot target score (the side's rows, or those `select` picks) above the random-init
+  control's target (`against`) by more than `margin`, by the same one-sided test: a target at chance has no
+  effect to show, and an equality of two chance-level targets, or a Δ that is the source minus chance, says
+  nothing about transfer. Every side must pass (an intersection–union test: no correction for their number).
+- headroom: the scores compared (each side's mean, or of the rows `select` picks) are not all within
+  `distance` of the metric's `ceiling`, nor all within `distance` of `chance`: scores stuck at a bound cannot
+  move, so neither a difference nor its absence says anything.
 - left_plateau: every language's final dev MLM loss of the pretraining behind the rows at least `nats` below
   the unigram entropy of its training tokens (a model at the plateau predicts word frequencies only).
 - control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
@@ -29,6 +37,7 @@ from pydantic import Field
 
 from mbertlab.config import Config
 from mbertlab.store.results import SELECTED_RUN_KEYS, ResultRow
+from mbertlab.studies.gaps import gap_test
 from mbertlab.studies.selection import SEL_HELP, Selection, label, merged, pick
 
 ENCODERS_TRAINED_ELSEWHERE = ("hf_encoder", "static")
@@ -38,13 +47,34 @@ class _Check(Config):
     name: str = Field("", description="A label for the report (default: the kind).")
 
 
-class Learned(_Check):
-    kind: Literal["learned"]
+class _Gap(_Check):
     select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick the "
-                          "model's own source or in-language score, e.g. {test_lang: src}. " + SEL_HELP)
+                              "model's score checked, e.g. {test_lang: src}. " + SEL_HELP)
+    margin: float = Field(0.0, ge=0, description="The model's mean above the control's by more than this.")
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="Level of the one-sided test over the seeds.")
+    n_test: int | None = Field(None, gt=0, description="Test items behind each score: adds the test set's "
+                               "binomial sampling error to the seeds' spread (for an accuracy or F1 in [0, 1]).")
+
+
+class Learned(_Gap):
+    kind: Literal["learned"]
     against: list[Selection] = Field(min_length=1, description="Overrides that pick each control, e.g. "
                                      "[{control: random_init}, {control: majority}]; null drops a filter.")
-    margin: float = Field(0.0, ge=0, description="Every seed above every control by more than this.")
+
+
+class Transfers(_Gap):
+    kind: Literal["transfers"]
+    against: Selection = Field(description="Overrides that pick the random-init control's target, e.g. "
+                               "{control: random_init}.")
+
+
+class Headroom(_Check):
+    kind: Literal["headroom"]
+    select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick "
+                              "the scores compared (e.g. {test_lang: tgt_fake} for a Δ claim). " + SEL_HELP)
+    ceiling: float = Field(1.0, description="The metric's best score.")
+    chance: float = Field(description="The score of a model that learned nothing (e.g. 1/3 for XNLI).")
+    distance: float = Field(gt=0, description="Scores this close to a bound have no room to move.")
 
 
 class LeftPlateau(_Check):
@@ -70,7 +100,8 @@ class Bound(_Check):
     value: float = Field(description="Their mean must be at most (at_most) or at least (at_least) this.")
 
 
-Check = Annotated[Learned | LeftPlateau | Control | Surface | Bound, Field(discriminator="kind")]
+Check = Annotated[Learned | Transfers | Headroom | LeftPlateau | Control | Surface | Bound,
+                  Field(discriminator="kind")]
 
 
 @dataclass(frozen=True)
@@ -91,8 +122,10 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
     out = []
     for check in checks:
         name = check.name or check.kind
-        if isinstance(check, Learned):
-            out.append(_learned(name, check, unique, rows))
+        if isinstance(check, (Learned, Transfers)):
+            out.append(_gaps(name, check, unique, rows))
+        elif isinstance(check, Headroom):
+            out.append(_headroom(name, check, unique, rows))
         elif isinstance(check, Control):
             out.append(_control(name, check, unique, rows))
         elif isinstance(check, Bound):
@@ -115,47 +148,79 @@ def _alike(control: list[ResultRow], row: ResultRow, overridden: Selection) -> l
     return control
 
 
-def _control_value(control: list[ResultRow], row: ResultRow, overridden: Selection) -> float:
-    """The control's score for a model's row: of the same train and test language and seed where the control
-    has it, else of the same languages (a majority label is one run), else its mean; among those, the rows of
-    the model row's own tags (`_alike`)."""
-    found = control
-    for key in ((row.train_lang, row.test_lang, row.seed), (row.train_lang, row.test_lang)):
-        if matching := [c for c in control if (c.train_lang, c.test_lang, c.seed)[:len(key)] == key]:
-            found = matching
-            break
-    found = _alike(found, row, overridden)
-    return sum(c.value for c in found) / len(found)
+def _control_rows(control: list[ResultRow], row: ResultRow, overridden: Selection) -> list[ResultRow]:
+    """The control's rows a model's row is compared with: of the same train and test language where the control
+    has them (a majority label is one run; a random-init control, one a seed), else all of them; among those,
+    the rows of the model row's own tags (`_alike`)."""
+    same = [c for c in control if (c.train_lang, c.test_lang) == (row.train_lang, row.test_lang)]
+    return _alike(same or control, row, overridden)
 
 
-def _is_control(side: Selection, check: Learned) -> bool:
+def _groups(model: list[ResultRow], control: list[ResultRow], overridden: Selection) -> list[tuple[list, list]]:
+    """The model's rows grouped by the control rows they are compared with (a language, a set), each with
+    them: every group is tested apart."""
+    groups: dict[tuple[int, ...], tuple[list, list]] = {}
+    for r in model:
+        found = _control_rows(control, r, overridden)
+        groups.setdefault(tuple(map(id, found)), ([], found))[0].append(r)
+    return list(groups.values())
+
+
+def _is_control(side: Selection, controls: list[Selection]) -> bool:
     """A side that selects one of the check's controls (K et al.'s "better than random" compares a model with
     its random-init control): the control is the baseline, not a model that had to learn."""
-    return any(f and all(side.get(k) == v for k, v in f.items()) for f in map(merged, check.against))
+    return any(f and all(side.get(k) == v for k, v in f.items()) for f in map(merged, controls))
 
 
-def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
-    worst = None  # (model − control − margin, words)
+def _gaps(name: str, check: Learned | Transfers, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
+    """Every side's model score (`select`) above each control by `margin`, by `gap_test` in each group of
+    `_groups`; the text names the group nearest to failing (the largest p)."""
+    controls = check.against if isinstance(check, Learned) else [check.against]
+    worst: tuple[float, float, str] | None = None  # (p, −(gap − margin), words): the largest p, then the least gap
     for side in sides:
         own = merged(side, check.select)
-        if _is_control(own, check):
+        if _is_control(own, controls):
             continue
-        model = pick(rows, own)
-        if not model:
-            return CheckResult(name, None, f"no rows for {label(own)}")
-        for against in check.against:
-            control = pick(rows, merged(own, against))
-            if not control:
-                return CheckResult(name, None, f"no rows for the control {label(merged(own, against))}")
-            for r in model:
-                c = _control_value(control, r, against)
-                gap = r.value - c - check.margin
-                if worst is None or gap < worst[0]:
-                    worst = (gap, f"{label(own)}, seed {r.seed}: {r.value:.4g} vs "
-                                  f"{label(against)} {c:.4g} ({r.value - c:+.4g}, needs > {check.margin:.4g})")
+        for against in controls:
+            model, control = pick(rows, own), pick(rows, merged(own, against))
+            if not model or not control:
+                return CheckResult(name, None, f"no rows for {'the control ' * bool(model)}"
+                                               f"{label(merged(own, against) if model else own)}")
+            for values, found in _groups(model, control, against):
+                a, b = tuple(r.value for r in values), tuple(c.value for c in found)
+                out = gap_test(a, b, check.margin, check.alpha, check.n_test)
+                if out.p_hold is None:
+                    return CheckResult(name, None, f"{label(own)}: {out.how}")
+                ma, mb = sum(a) / len(a), sum(b) / len(b)
+                words = (f"{label(own)}{_languages(values)}: {ma:.4g} vs {label(against)} {mb:.4g} "
+                         f"({ma - mb:+.4g}, needs > {check.margin:.4g}; {out.how})")
+                key = (out.p_hold, check.margin - (ma - mb), words)
+                worst = key if worst is None else max(worst, key, key=lambda w: w[:2])
     if worst is None:
         return CheckResult(name, None, "every side is a control: no model to check")
-    return CheckResult(name, worst[0] > 0, ("lowest: " if worst[0] > 0 else "") + worst[1])
+    passed = worst[0] < check.alpha
+    return CheckResult(name, passed, ("weakest: " if passed else "") + worst[2])
+
+
+def _languages(rows: list[ResultRow]) -> str:
+    langs = sorted({f"{r.train_lang}→{r.test_lang}" if r.train_lang else r.test_lang for r in rows} - {""})
+    return f" ({', '.join(langs)})" if langs else ""
+
+
+def _headroom(name: str, check: Headroom, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
+    """Uninformative when every side's mean is within `distance` of the ceiling, or every one of chance."""
+    means = []
+    for side in sides:
+        picked = pick(rows, merged(side, check.select))
+        if not picked:
+            return CheckResult(name, None, f"no rows for {label(merged(side, check.select))}")
+        means.append(sum(r.value for r in picked) / len(picked))
+    at_top = all(check.ceiling - m <= check.distance for m in means)
+    at_chance = all(m - check.chance <= check.distance for m in means)
+    where = " at the ceiling" if at_top else " at chance" if at_chance else ""
+    return CheckResult(name, not (at_top or at_chance),
+                       f"means {', '.join(f'{m:.4g}' for m in means)}{where or ': room to move'} (ceiling "
+                       f"{check.ceiling:g}, chance {check.chance:.4g}, ± {check.distance:g})")
 
 
 def _control(name: str, check: Control, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
