@@ -440,7 +440,7 @@ def test_scorecard_verdicts_follow_from_the_rows(study):
     assert {"hl-favours-high", "balanced-helps-low", "balanced-costs-high"} <= set(card)
     rows = study_rows(spec, ctx)
     # no test-scale model leaves the MLM plateau (by scipy): every claim with rows is uninformative
-    assert max(plateau_gaps(ctx.store.workdir).values()) < 0.5
+    assert max(plateau_gaps(ctx.store.workdir).values()) < 0.1
     for f in paper:
         expected = expected_verdict(f, rows)
         assert card[f["id"]][2] == ("uninformative" if expected != "not run" and f.get("checks") else expected), f["id"]

@@ -29,6 +29,7 @@ from mbertlab.studies.scorecard import (
     verdict_counts,
 )
 from mbertlab.studies.significance import holm, seeds_needed
+from tests.analysis.test_plateau import _by_table
 
 
 def row(value, cond, lang, seed, control="pretrained", artifact="", **extra) -> ResultRow:
@@ -186,34 +187,53 @@ def _artifact(workdir, stage, name, inputs=(), files=None):
     return d
 
 
-def _pretrained(tmp_path, losses: dict[str, float]):
+def _pretrained(tmp_path, losses: dict[str, float], selection: str = "uniform"):
     ids = {"src": np.array([3, 3, 3, 4, 5, 5, 6, 7], np.uint16), "tgt": np.array([8, 9, 9, 9, 9, 10], np.uint16)}
-    shards = _artifact(tmp_path, "shards", "s1", files={f"{l}.train.ids.npy": v for l, v in ids.items()})
+    files = {f"{l}.train.ids.npy": v for l, v in ids.items()}
+    files |= {"shards.json": json.dumps({"languages": list(ids), "vocab_size": 12}),
+              "tokenizer/mbertlab_tokenizer.json": json.dumps({"specials": 3})}
+    shards = _artifact(tmp_path, "shards", "s1", files=files)
     metrics = "".join(json.dumps({"step": step, "lang": l, "loss": loss + (10 - step)}) + "\n"
                       for step in (5, 10) for l, loss in losses.items())
-    pretrain = _artifact(tmp_path, "pretrain", "p1", [shards], {"metrics.jsonl": metrics})
+    pretrain = _artifact(tmp_path, "pretrain", "p1", [shards], {"metrics.jsonl": metrics,
+                                                                 "config.json": json.dumps({"selection": selection})})
     transfer = _artifact(tmp_path, "transfer", "t1", [pretrain])
-    entropy = {l: stats.entropy(np.unique(v, return_counts=True)[1]) for l, v in ids.items()}  # nats
-    return transfer, entropy
+    every = np.bincount(np.concatenate(list(ids.values())), minlength=12)
+    weights = np.maximum(every, 1) ** -0.5 if selection == "rare" else np.ones(12)
+    free = {l: _by_table(np.bincount(v, minlength=12) * weights / (np.bincount(v, minlength=12) * weights).sum(), 3)
+            for l, v in ids.items()}  # nats: the joint table of (answer, shown token), by scipy
+    return transfer, free
 
 
-def test_left_plateau_reads_the_final_dev_loss_and_the_unigram_entropy(tmp_path):
-    transfer, entropy = _pretrained(tmp_path, {"src": 0.5, "tgt": 1.0})
+def test_left_plateau_reads_the_final_dev_loss_against_the_context_free_loss(tmp_path):
+    """The unigram entropies are 1.494 (src) and 0.868 (tgt); a predictor that ignores context but reads a shown
+    token sits below them (1.406, 0.814): a dev loss between the two is still on the plateau."""
+    transfer, free = _pretrained(tmp_path, {"src": 0.5, "tgt": 0.75})
     rows = [row(0.7, "base", "tgt", s, artifact=f"/elsewhere/transfer/{transfer.name}") for s in range(3)]
     plateau = {"kind": "above", "select": {"condition": "base"}, "value": 0.5, "checks":
                [{"kind": "left_plateau", "nats": 0.1}]}
     v = one(plateau, rows, tmp_path)  # the rows' paths resolve under the workdir
-    gap = min(entropy["src"] - 0.5, entropy["tgt"] - 1.0)  # tgt: 0.867 - 1.0 < 0
+    assert round(free["src"], 3) == 1.406 and round(free["tgt"], 3) == 0.814
+    gap = free["tgt"] - 0.75  # 0.064 < 0.1, though 0.118 below tgt's unigram entropy
     assert v.state == UNINFORMATIVE and v.checks[0].passed is False
-    assert f"tgt: dev loss 1.000 vs unigram entropy {entropy['tgt']:.3f} nats ({gap:.3f} below" in v.checks[0].text
+    assert f"tgt: dev loss 0.750 vs context-free {free['tgt']:.3f} nats ({gap:.3f} below" in v.checks[0].text
     shutil_tmp = tmp_path / "b"
-    transfer, entropy = _pretrained(shutil_tmp, {"src": 0.5, "tgt": 0.5})
+    transfer, free = _pretrained(shutil_tmp, {"src": 0.5, "tgt": 0.5})
     rows = [row(0.7, "base", "tgt", s, artifact=str(transfer)) for s in range(3)]
     v = one(plateau, rows, shutil_tmp)
     assert v.checks[0].passed and v.state == HOLDS
-    assert f"{min(entropy['src'], entropy['tgt']) - 0.5:.3f} below" in v.checks[0].text
+    assert f"{min(free['src'], free['tgt']) - 0.5:.3f} below" in v.checks[0].text
     (transfer.parent.parent / "pretrain" / "p1" / "metrics.jsonl").unlink()
     assert one(plateau, rows, shutil_tmp).checks[0].passed is None
+
+
+def test_left_plateau_under_rare_token_selection(tmp_path):
+    """Selection ∝ count^-0.5 (over every language's tokens) changes which tokens are asked, so the plateau."""
+    transfer, free = _pretrained(tmp_path, {"src": 0.5, "tgt": 0.5}, "rare")
+    rows = [row(0.7, "base", "tgt", s, artifact=str(transfer)) for s in range(3)]
+    v = one({"kind": "above", "select": {"condition": "base"}, "value": 0.5,
+             "checks": [{"kind": "left_plateau", "nats": 0.1}]}, rows, tmp_path)
+    assert f"context-free {free['tgt']:.3f} nats" in v.checks[0].text and round(free["tgt"], 3) != 0.814
 
 
 def test_surface_baseline_within_a_margin_of_chance(tmp_path, monkeypatch):
