@@ -339,6 +339,33 @@ def test_an_inconclusive_verdict_says_how_many_seeds_would_decide_it():
     assert table.as_text_rows()[0][7] == str(v.needed)
 
 
+def test_seeds_needed_are_those_that_decide_a_claim_after_holm():
+    """Three claims: the one with the smallest p is held to α / 3 by Holm, the next to α / 2; their seeds needed
+    are statsmodels' at those levels (at α they would be too few once corrected). A claim with two seeds a side
+    (no p yet) is held to α / 4, the strictest level of the family it would join."""
+    vals = {"a": [0.50, 0.53, 0.56], "b": [0.46, 0.52, 0.54], "c": [0.40, 0.47, 0.55], "d": [0.45, 0.50, 0.52],
+            "e": [0.60, 0.64], "f": [0.50, 0.55]}
+    rows = [ResultRow("accuracy", v, seed=i, extra={"cell": c}) for c, vs in vals.items() for i, v in enumerate(vs)]
+    pairs = {"ab": ("a", "b"), "ac": ("a", "c"), "ad": ("a", "d"), "ef": ("e", "f")}
+    findings = parse_findings([{"id": k, "quote": "q", "section": "§1", "kind": "greater", "a": {"cell": x},
+                                "b": {"cell": y}} for k, (x, y) in pairs.items()], "s.yaml")
+    verdicts = {v.id: v for v in evaluate_findings(findings, rows)}
+    p = {k: stats.ttest_ind(vals[x], vals[y], equal_var=False, alternative="greater").pvalue
+         for k, (x, y) in pairs.items() if k != "ef"}
+    assert all(verdicts[k].state == INCONCLUSIVE for k in pairs)
+    for rank, k in enumerate(sorted(p, key=p.get)):
+        x, y = pairs[k]
+        d = (np.mean(vals[x]) - np.mean(vals[y])) / math.sqrt((np.var(vals[x], ddof=1) + np.var(vals[y], ddof=1)) / 2)
+        level = 0.05 / (3 - rank)
+        solved = TTestIndPower().solve_power(effect_size=d, alpha=level, power=0.8, alternative="larger")
+        assert verdicts[k].needed == max(2, math.ceil(solved)), (k, level)
+        if rank < 2:  # at α alone, fewer
+            assert seeds_needed(d, 0.05) < verdicts[k].needed
+    d = (0.62 - 0.525) / math.sqrt((np.var(vals["e"], ddof=1) + np.var(vals["f"], ddof=1)) / 2)
+    solved = TTestIndPower().solve_power(effect_size=d, alpha=0.05 / 4, power=0.8, alternative="larger")
+    assert verdicts["ef"].p is None and verdicts["ef"].needed == max(2, math.ceil(solved))
+
+
 def test_a_jobs_tags_are_never_overwritten_by_a_rows_extras():
     """wd2020 with checkpoint selection: the row records the selected step as `checkpoint`, the job is tagged
     `checkpoint: final`, and every finding selects `checkpoint: final`."""

@@ -44,7 +44,8 @@ from mbertlab.studies.significance import (
     equivalent,
     exceeds,
     holm,
-    seeds_needed,
+    holm_levels,
+    seeds_for,
     too_few,
     welch,
 )
@@ -93,6 +94,7 @@ class Verdict:
     p_adj: float | None = None  # Holm-adjusted over the study's tested claims
     needed: int | None = None  # seeds a side that would decide it (shown for inconclusive ones)
     alpha: float = 0.05
+    effects: tuple[tuple[float, bool], ...] = ()  # standardized effects of its undecided parts (seeds needed)
 
 
 def pooled_std(a: Side, b: Side) -> float:
@@ -138,7 +140,7 @@ def _verdict(finding: _Finding, sides, outcome: Outcome | str, effect, d, test, 
     if isinstance(outcome, str):
         outcome = Outcome(outcome, "")
     return Verdict(finding.id, claim, finding.kind, outcome.state, sides, effect, d, test, ref, finding.own,
-                   tuple(checks), outcome.p, None, outcome.needed, finding.alpha)
+                   tuple(checks), outcome.p, None, outcome.needed, finding.alpha, outcome.effects)
 
 
 def _levels(finding: Above | Greater, rows: list[ResultRow]) -> list[Any]:
@@ -204,11 +206,13 @@ def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: fl
     if b is not None and finding.paired:
         return _paired(finding, a, b, margin)
     spread = a.std if b is None else pooled_std(a, b)
-    needed = seeds_needed((diff - margin) / spread, finding.alpha, b is not None) if spread > 0 else None
+    effects = (((diff - margin) / spread, b is not None),) if spread > 0 else ()
+    needed = seeds_for(effects, finding.alpha)
     short = too_few(a.values) if b is None else too_few(a.values, b.values)
     if short:
-        return Outcome(INCONCLUSIVE, short, needed=needed)
-    return replace(exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha), needed=needed)
+        return Outcome(INCONCLUSIVE, short, needed=needed, effects=effects)
+    out = exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha)
+    return replace(out, needed=needed, effects=effects)
 
 
 MATCH = "seed, task, language and split"
@@ -270,12 +274,14 @@ def _within(finding, sides: tuple[Side, ...], diff: float, groups: tuple[Side, .
     tol, text = _tolerance(finding, groups[0], groups[-1] if len(groups) == 2 else groups[2])
     test = f"|{what}| = {abs(diff):.4g} ≤ {text}"
     spread = pooled_std(groups[0], groups[1]) * (1 if len(groups) == 2 else math.sqrt(2))  # Δ of Δs: twice the var
-    needed = seeds_needed((tol - abs(diff)) / spread, finding.alpha) if spread > 0 else None
+    effects = (((tol - abs(diff)) / spread, True),) if spread > 0 else ()
+    needed = seeds_for(effects, finding.alpha)
     short = too_few(*(g.values for g in groups))
     if short:
-        return _verdict(finding, sides, Outcome(INCONCLUSIVE, short, needed=needed), diff, None, f"{test}; {short}")
+        out = Outcome(INCONCLUSIVE, short, needed=needed, effects=effects)
+        return _verdict(finding, sides, out, diff, None, f"{test}; {short}")
     se, df = combined([g.values for g in groups])
-    out = replace(equivalent(diff, se, df, tol, finding.alpha), needed=needed)
+    out = replace(equivalent(diff, se, df, tol, finding.alpha), needed=needed, effects=effects)
     d = cohen_d(groups[0], groups[1]) if len(groups) == 2 else None
     return _verdict(finding, sides, out, diff, d, f"{test}; {out.how}")
 
@@ -293,16 +299,25 @@ def _monotone(finding: Monotone, sides: tuple[Side, ...]) -> Verdict:
 
 def adjust(verdicts: list[Verdict]) -> list[Verdict]:
     """Holm–Bonferroni over the paper's tested claims (a p-value each; own observations apart): a claim keeps
-    'holds' or 'does not hold' only while its adjusted p is below its α."""
+    'holds' or 'does not hold' only while its adjusted p is below its α. An inconclusive claim's seeds needed are
+    those that decide it at the level Holm holds it to (`holm_levels`; α / m without a p-value yet)."""
     tested = [i for i, v in enumerate(verdicts) if not v.own and v.p is not None]
     out = list(verdicts)
-    for i, p_adj in zip(tested, holm([verdicts[i].p for i in tested])):
+    p = [verdicts[i].p for i in tested]
+    for i, p_adj, level in zip(tested, holm(p), holm_levels(p, 1.0)):
         v = replace(verdicts[i], p_adj=p_adj)
         if v.state in (HOLDS, FAILS) and p_adj >= v.alpha:
             v = replace(v, state=INCONCLUSIVE, test=f"{v.test}; {v.state} at raw p = {v.p:.3g}, but "
                         f"Holm-adjusted p = {p_adj:.3g} ≥ α = {v.alpha:g} over {len(tested)} claims")
-        out[i] = v
+        out[i] = _needed_at(v, v.alpha * level)
+    untested = [i for i, v in enumerate(out) if not v.own and v.p is None and v.state == INCONCLUSIVE]
+    for i in untested:  # too few seeds for a p: the family it would join, at Holm's strictest level
+        out[i] = _needed_at(out[i], out[i].alpha / (len(tested) + len(untested)))
     return out
+
+
+def _needed_at(v: Verdict, level: float) -> Verdict:
+    return replace(v, needed=seeds_for(v.effects, level)) if v.state == INCONCLUSIVE and v.effects else v
 
 
 def evaluate_findings(findings: list[Finding], rows: list[ResultRow], workdir: Path | None = None,
@@ -348,7 +363,8 @@ def scorecard_tables(verdicts: list[Verdict]) -> list[Table]:
     tested = sum(v.p_adj is not None for v in verdicts)
     tables = [Table("Reproduction scorecard", header, body([v for v in verdicts if not v.own]),
                     note=f"{note} (of the paper's claims); p (Holm): Holm–Bonferroni over the {tested} claims "
-                    "with a test; seeds needed: a side, to decide the observed effect at α with power 0.8")]
+                    "with a test; seeds needed: a side, to decide the observed effect with power 0.8 at the level Holm holds "
+                    "the claim to")]
     own = [v for v in verdicts if v.own]
     if own:
         tables.append(Table("Our own observations (not the paper's claims; not counted)",
