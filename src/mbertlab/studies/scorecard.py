@@ -5,7 +5,7 @@ The seeds then decide (studies/significance.py): holds, does not hold, or inconc
 separate the effect; a finding whose rows are missing is *not run*, never a silent pass. The p-values of a
 study's tested claims (the paper's, not our own observations) are corrected for their number by Holm–Bonferroni:
 a claim holds or fails only when its adjusted p is below its α. An inconclusive one says how many seeds a side
-would decide the observed effect at α with power 0.8, from the observed spread.
+would decide the observed effect with power 0.8, from the observed spread, at the level Holm holds it to.
 """
 from __future__ import annotations
 
@@ -363,8 +363,8 @@ def scorecard_tables(verdicts: list[Verdict]) -> list[Table]:
     tested = sum(v.p_adj is not None for v in verdicts)
     tables = [Table("Reproduction scorecard", header, body([v for v in verdicts if not v.own]),
                     note=f"{note} (of the paper's claims); p (Holm): Holm–Bonferroni over the {tested} claims "
-                    "with a test; seeds needed: a side, to decide the observed effect with power 0.8 at the level Holm holds "
-                    "the claim to")]
+                    "with a test; seeds needed: a side, to decide the observed effect with power 0.8 at the level "
+                    "Holm holds the claim to")]
     own = [v for v in verdicts if v.own]
     if own:
         tables.append(Table("Our own observations (not the paper's claims; not counted)",
