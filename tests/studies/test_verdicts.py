@@ -457,3 +457,53 @@ def test_learned_skips_a_side_that_is_the_control_itself():
     v = one({"kind": "above", "select": {"control": "random_init", "condition": "base", "test_lang": "tgt"},
              "value": 0.3, "checks": [LEARNED]})
     assert v.checks[0].passed is None and "every side is a control" in v.checks[0].text
+
+
+def _ols_rows(wiki_slope: float, seed: int = 0) -> list[ResultRow]:
+    """coef rows as the regress stage writes them (each with its fit's two-sided p), from statsmodels' OLS on
+    15 points: F1 on WikiSize alone (univariate), then on WikiSize and training size (multivariate)."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(seed)
+    size = rng.uniform(8, 14, 15)
+    wiki = size + rng.normal(0, 0.7, 15)
+    f1 = 0.05 * size + wiki_slope * wiki + rng.normal(0, 0.05, 15)
+    out = []
+    for mode, x in (("univariate", wiki[:, None]), ("multivariate", np.column_stack([wiki, size]))):
+        fit = sm.OLS(f1, sm.add_constant(x)).fit()
+        out.append(ResultRow("coef:wikisize", float(fit.params[1]), task="ner", mode=mode,
+                             extra={"p_value": float(fit.pvalues[1]), "t": float(fit.tvalues[1]),
+                                    "df": float(fit.df_resid)}))
+    return out
+
+
+SIGN_CHANGE = {"kind": "below", "test": "fit", "value": 0.0, "where": {"task": "ner", "mode": "multivariate"},
+               "select": {"metric": "coef:wikisize"}, "before": {"mode": "univariate"}}
+
+
+def test_a_slopes_sign_is_decided_by_its_fits_p_value_and_joins_holm():
+    """wd2020's 'the slope of WikiSize changes sign': the multivariate slope below 0 and the univariate one above
+    it, each by its fit's one-sided p (scipy's t on statsmodels' t-value and residual df), the larger deciding."""
+    rows = _ols_rows(-0.04)
+    uni, multi = rows
+    assert uni.value > 0 > multi.value
+    v = one(SIGN_CHANGE, rows)
+    p = max(stats.t.sf(uni.extra["t"], uni.extra["df"]), stats.t.cdf(multi.extra["t"], multi.extra["df"]))
+    assert v.state == (HOLDS if p < 0.05 else INCONCLUSIVE) and v.p == pytest.approx(p) and v.p_adj is not None
+    # 'direct' read the sign alone: a slope of the right sign with p ≈ 0.5 held
+    flat = [uni, ResultRow("coef:wikisize", -0.001, task="ner", mode="multivariate", extra={"p_value": 0.9})]
+    assert one({**SIGN_CHANGE, "test": "direct", "before": None}, flat).state == HOLDS
+    v = one(SIGN_CHANGE, flat)
+    assert v.state == INCONCLUSIVE and v.p == pytest.approx(0.45)  # the nearer one-sided p: 0.9 / 2 the other way
+
+
+def test_a_sign_change_fails_when_the_slope_before_already_had_the_new_sign():
+    """The lab's univariate WikiSize slope was already negative: no change of sign, whatever the multivariate."""
+    before = ResultRow("coef:wikisize", -0.03, task="ner", mode="univariate", extra={"p_value": 0.002})
+    after = ResultRow("coef:wikisize", -0.02, task="ner", mode="multivariate", extra={"p_value": 0.01})
+    v = one(SIGN_CHANGE, [before, after])
+    assert v.state == FAILS and v.p == pytest.approx(0.001)
+    assert one({**SIGN_CHANGE, "before": None}, [before, after]).state == HOLDS  # the sign alone
+    assert one(SIGN_CHANGE, [after]).state == NOT_RUN
+    with pytest.raises(Exception, match="value must be 0"):
+        one({**SIGN_CHANGE, "value": 0.1}, [after])

@@ -46,6 +46,7 @@ from mbertlab.studies.significance import (
     holm,
     holm_levels,
     seeds_for,
+    slope_sign,
     too_few,
     welch,
 )
@@ -184,7 +185,7 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
         what = ", ".join(f"{c.name} {'failed' if c.passed is False else 'not evaluated'}" for c in failing)
         return _verdict(finding, sides, UNINFORMATIVE, None, None, f"not judged: {what} (see checks)", checks)
     if isinstance(finding, Above):
-        verdict = _above(finding, sides)
+        verdict = _fit(finding, sides, rows, sels) if finding.test == "fit" else _above(finding, sides)
     elif isinstance(finding, Greater):
         verdict = _greater(finding, sides)
     elif isinstance(finding, Within):
@@ -268,6 +269,26 @@ def _above(finding: Above, sides: tuple[Side, ...]) -> Verdict:
     hows = "; ".join(f"{side.label}: {o.how}" for side, o in zip(sides, parts)) if len(sides) > 1 else parts[0].how
     return _verdict(finding, sides, combine_outcomes(parts, hows), worst.mean - finding.value, None,
                     f"{test}; {hows}")
+
+
+def _fit(finding: Above, sides: tuple[Side, ...], rows: list[ResultRow], sels: list[dict]) -> Verdict:
+    """Each selected slope's sign by its fit's own p-value (and, with `before`, the opposite sign of the slope
+    that `before` picks: a sign change is both, each significant). Every part must hold (intersection–union)."""
+    sign = 1 if finding.kind == "above" else -1
+    claimed = [(r, sign, "") for s in sels for r in pick(rows, merged(finding.where, s))]
+    earlier = [] if finding.before is None else [(r, -sign, f"{label(finding.before)}: ") for s in sels
+                                                   for r in pick(rows, merged(finding.where, s, finding.before))]
+    if finding.before is not None and not earlier:
+        return _verdict(finding, sides, NOT_RUN, None, None, f"no rows for the slope before: {label(finding.before)}")
+    claimed += earlier
+    missing = [r.metric for r, _, _ in claimed if r.extra.get("p_value") is None]
+    if missing:
+        return _verdict(finding, sides, NOT_RUN, None, None, f"no fit p-value on the {missing[0]} rows")
+    parts = [slope_sign(r.value, r.extra["p_value"], s, finding.alpha) for r, s, _ in claimed]
+    hows = "; ".join(f"{w}{r.metric} {o.how}" for (r, _, w), o in zip(claimed, parts))
+    worst = min(sign * r.value for r, s, _ in claimed if s == sign)
+    return _verdict(finding, sides, combine_outcomes(parts, hows), sign * worst, None,
+                    f"slope {'>' if sign > 0 else '<'} 0{' after a change of sign' if finding.before else ''}; {hows}")
 
 
 def _within(finding, sides: tuple[Side, ...], diff: float, groups: tuple[Side, ...], what: str) -> Verdict:

@@ -171,3 +171,13 @@ def holm_levels(pvalues: list[float], alpha: float) -> list[float]:
     for rank, i in enumerate(order):
         levels[i] = alpha / (len(pvalues) - rank)
     return levels
+
+
+def slope_sign(coef: float, p_two: float, sign: int, alpha: float) -> Outcome:
+    """Is a fitted slope's sign `sign` (+1: positive)? Its fit's two-sided p-value halved in the claimed
+    direction (the one-sided p of a t-test of the slope): below α holds, the opposite one below α fails."""
+    p_hold = p_two / 2 if sign * coef > 0 else 1 - p_two / 2
+    p_fail = 1 - p_hold
+    state = HOLDS if p_hold < alpha else FAILS if p_fail < alpha else INCONCLUSIVE
+    return Outcome(state, f"slope {coef:+.4g}, fit's p = {p_two:.3g} two-sided: one-sided p = {p_hold:.3g}",
+                   p_hold, p_fail)
