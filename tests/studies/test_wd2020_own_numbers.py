@@ -51,3 +51,34 @@ def test_table4_claims_on_the_papers_own_numbers():
     # the claim over every monolingual variant at once has four rows per language: it stays unpaired
     assert not next(f for f in findings if f.id == "mono-no-better-ner").paired
     assert {v.state for i, v in verdicts.items() if i != "mono-below-mbert-ner"} == {INCONCLUSIVE}
+
+
+FACTOR = {"Training Size": "log2:train_sentences", "Training Vocab": "log2:train_vocab", "WikiSize": "wikisize"}
+
+
+def table2_rows() -> list[ResultRow]:
+    """Table 2's fits as the regress stage writes them: a coef row per factor and fit (its p-value and CI in
+    extra) and a p_value row (the paper prints p as 0.001, its '< 0.001')."""
+    fits: dict[tuple[str, str], dict[str, float]] = {}
+    for n in load_published("wd2020").numbers:
+        if n.table == "Table 2" and n.value is not None:
+            mode, factor = n.row.split(": ")
+            fits.setdefault((mode.lower(), FACTOR[factor]), {})[n.column] = n.value
+    rows = []
+    for (mode, factor), fit in fits.items():
+        extra = {"p_value": fit["p-value"], "ci_low": fit["CI low"], "ci_high": fit["CI high"]}
+        rows += [ResultRow(f"coef:{factor}", fit["Coefficient"], task="ner", mode=mode, extra=extra),
+                 ResultRow(f"p_value:{factor}", fit["p-value"], task="ner", mode=mode)]
+    return rows
+
+
+def test_table2_claims_on_the_papers_own_numbers():
+    """Each factor positive and significant alone; in the multivariate fit training size stays positive and
+    WikiSize turns negative, each at p < 0.001: the change of sign holds as a change (before: univariate)."""
+    findings = [f for f in paper_claims("wd2020", "Table 2") if f.id != "vocab-adds-nothing"]  # no LR test printed
+    assert sorted(f.id for f in findings) == ["factors-positive", "factors-significant", "multivariate-size-positive",
+                                              "multivariate-wikisize-sign"]
+    verdicts = {v.id: v for v in evaluate_findings(findings, table2_rows(), correct=False)}
+    assert {i: v.state for i, v in verdicts.items()} == dict.fromkeys(verdicts, HOLDS)
+    assert verdicts["multivariate-wikisize-sign"].p == pytest.approx(0.0005)  # 0.001 / 2, one-sided
+    assert "coef:wikisize slope -0.014" in verdicts["multivariate-wikisize-sign"].test
