@@ -507,3 +507,20 @@ def test_a_sign_change_fails_when_the_slope_before_already_had_the_new_sign():
     assert one(SIGN_CHANGE, [after]).state == NOT_RUN
     with pytest.raises(Exception, match="value must be 0"):
         one({**SIGN_CHANGE, "value": 0.1}, [after])
+
+
+def test_within_at_every_level_tests_each_level_apart():
+    """k2020's Table 7: six deep narrow architectures, each 'comparable' to the base-shaped one. Pooled as if
+    they were seeds, five at the base and one 8 points below sit within 3 points on average; tested apart, the
+    one that is not comparable fails (TOST: its interval wholly outside ±3 points)."""
+    gaps = {"d6": 0.0, "d8": 0.005, "d12": -0.005, "d6h3": 0.0, "d8h3": 0.005, "far": -0.08}
+    rows = [row(0.60 + g + d, arch, "tgt", s) for arch, g in gaps.items() for s, d in enumerate((-0.01, 0, 0.01))]
+    rows += [row(0.60 + d, "base", "tgt", s) for s, d in enumerate((-0.01, 0, 0.01))]
+    pooled = {"kind": "within", "tol": 0.03, "a": {"condition": list(gaps)}, "b": {"condition": "base"}}
+    assert one(pooled, rows).state == HOLDS
+    v = one({**pooled, "by": "condition"}, rows)
+    assert v.state == FAILS and "largest: condition=far" in v.test and v.effect == pytest.approx(-0.08)
+    se = math.sqrt(2 * np.var([-0.01, 0, 0.01], ddof=1) / 3)
+    half = stats.t.ppf(0.95, 4) * se  # far's 90% interval, by hand: wholly below -0.03
+    assert -0.08 + half < -0.03 and f"[{-0.08 - half:+.4g}, {-0.08 + half:+.4g}] vs ±0.03" in v.test
+    assert one({**pooled, "by": "condition", "levels": ["d6", "d8"]}, rows).state == HOLDS

@@ -85,10 +85,15 @@ class Greater(_Finding, _ByLevels):
                                      "found in a's rows).")
 
 
-class Within(_Finding, _Tolerance):
+class Within(_Finding, _Tolerance, _ByLevels):
     kind: Literal["within"]
     a: Selection
     b: Selection
+    by: str | None = Field(None, description="Optionally a factor: then a at every level within the tolerance "
+                           "of b (at the same level, unless b sets the factor itself), each level tested apart, "
+                           "e.g. six architectures each 'comparable' to the base, not pooled as if seeds.")
+    levels: list[Any] | None = Field(None, min_length=1, description="The levels of `by` (default: every level "
+                                     "found in a's rows).")
 
 
 class Monotone(_Finding):

@@ -10,14 +10,14 @@ would decide the observed effect with power 0.8, from the observed spread, at th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from mbertlab.report.tables import Table
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.preconditions import CheckResult, evaluate_checks
+from mbertlab.studies.preconditions import evaluate_checks
 from mbertlab.studies.findings import (
     Above,
     DeltaWithin,
@@ -31,6 +31,7 @@ from mbertlab.studies.findings import (
     parse_findings,
 )
 from mbertlab.studies.selection import deltas, field, label, merged, pick
+from mbertlab.studies.verdict import Side, Verdict, cohen_d, pooled_std
 from mbertlab.studies.significance import (
     FAILS,
     HOLDS,
@@ -53,63 +54,6 @@ from mbertlab.studies.significance import (
 
 __all__ = ["FAILS", "HOLDS", "INCONCLUSIVE", "NOT_RUN", "UNINFORMATIVE", "Verdict", "evaluate_findings",
            "parse_findings", "scorecard_tables", "verdict_counts"]
-
-
-@dataclass(frozen=True)
-class Side:
-    label: str
-    values: tuple[float, ...]
-    runs: tuple[tuple, ...] = ()  # what matches each value with the other sides' in a paired finding
-
-    @property
-    def n(self) -> int:
-        return len(self.values)
-
-    @property
-    def mean(self) -> float:
-        return sum(self.values) / self.n if self.values else math.nan
-
-    @property
-    def std(self) -> float:
-        """Sample standard deviation (n − 1); 0 for one value."""
-        if self.n < 2:
-            return 0.0
-        m = self.mean
-        return math.sqrt(sum((v - m) ** 2 for v in self.values) / (self.n - 1))
-
-
-@dataclass(frozen=True)
-class Verdict:
-    id: str
-    claim: str  # the paper's sentence (quote), or our restatement for an own observation
-    kind: str
-    state: str  # HOLDS, FAILS, INCONCLUSIVE, UNINFORMATIVE or NOT_RUN
-    sides: tuple[Side, ...]
-    effect: float | None  # the difference the predicate tests (see `test`)
-    cohen_d: float | None  # of the two sides compared, when each has n >= 2
-    test: str  # the comparison made, with its numbers, and the test that decided it
-    ref: str = ""  # section, and table or figure
-    own: bool = False
-    checks: tuple[CheckResult, ...] = ()
-    p: float | None = None  # the raw p of the decision (None: no test, e.g. too few seeds)
-    p_adj: float | None = None  # Holm-adjusted over the study's tested claims
-    needed: int | None = None  # seeds a side that would decide it (shown for inconclusive ones)
-    alpha: float = 0.05
-    effects: tuple[tuple[float, bool], ...] = ()  # standardized effects of its undecided parts (seeds needed)
-
-
-def pooled_std(a: Side, b: Side) -> float:
-    if a.n + b.n <= 2:
-        return 0.0
-    return math.sqrt(((a.n - 1) * a.std ** 2 + (b.n - 1) * b.std ** 2) / (a.n + b.n - 2))
-
-
-def cohen_d(a: Side, b: Side) -> float | None:
-    """(mean a − mean b) / pooled std; None below two values a side or with no spread at all."""
-    s = pooled_std(a, b)
-    if a.n < 2 or b.n < 2 or s == 0:
-        return None
-    return (a.mean - b.mean) / s
 
 
 PAIRED_COLUMNS = ("task", "test_lang", "split")  # a paired model's rows also match on these, unless a side fixes one
@@ -144,12 +88,12 @@ def _verdict(finding: _Finding, sides, outcome: Outcome | str, effect, d, test, 
                    tuple(checks), outcome.p, None, outcome.needed, finding.alpha, outcome.effects)
 
 
-def _levels(finding: Above | Greater, rows: list[ResultRow]) -> list[Any]:
+def _levels(finding: Above | Greater | Within, rows: list[ResultRow]) -> list[Any]:
     """The levels of `finding.by` among the rows the finding selects (a's for greater), in a stable order."""
     if finding.levels is not None:
         return finding.levels
     found = []
-    for row in pick(rows, merged(finding.where, finding.a if isinstance(finding, Greater) else finding.select)):
+    for row in pick(rows, merged(finding.where, finding.select if isinstance(finding, Above) else finding.a)):
         level = field(row, finding.by)
         if level is not None and level not in found:
             found.append(level)
@@ -164,8 +108,9 @@ def _selections(finding: Finding, rows: list[ResultRow]) -> list[dict]:
         return [{**finding.select, finding.by: level} for level in finding.levels]
     if isinstance(finding, DeltaWithin):
         return [finding.a1, finding.a2, finding.b1, finding.b2]
-    if isinstance(finding, Greater) and finding.by is not None:
-        return [{**side, finding.by: level} for level in _levels(finding, rows) for side in (finding.a, finding.b)]
+    if isinstance(finding, (Greater, Within)) and finding.by is not None:
+        return [{**side, finding.by: level} if i == 0 or finding.by not in side else side
+                for level in _levels(finding, rows) for i, side in enumerate((finding.a, finding.b))]
     return [finding.a, finding.b]
 
 
@@ -189,8 +134,7 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
     elif isinstance(finding, Greater):
         verdict = _greater(finding, sides)
     elif isinstance(finding, Within):
-        a, b = sides
-        verdict = _within(finding, sides, a.mean - b.mean, (a, b), "a − b")
+        verdict = _within_levels(finding, sides)
     elif isinstance(finding, DeltaWithin):
         a1, a2, b1, b2 = sides
         da, db = a1.mean - a2.mean, b1.mean - b2.mean
@@ -292,6 +236,13 @@ def _fit(finding: Above, sides: tuple[Side, ...], rows: list[ResultRow], sels: l
 
 
 def _within(finding, sides: tuple[Side, ...], diff: float, groups: tuple[Side, ...], what: str) -> Verdict:
+    out, test = _equivalence(finding, diff, groups, what)
+    d = cohen_d(groups[0], groups[1]) if len(groups) == 2 and out.p_hold is not None else None
+    return _verdict(finding, sides, out, diff, d, test)
+
+
+def _equivalence(finding, diff: float, groups: tuple[Side, ...], what: str) -> tuple[Outcome, str]:
+    """|diff| within the tolerance by TOST over the groups' seeds, with the words of the test."""
     tol, text = _tolerance(finding, groups[0], groups[-1] if len(groups) == 2 else groups[2])
     test = f"|{what}| = {abs(diff):.4g} ≤ {text}"
     spread = pooled_std(groups[0], groups[1]) * (1 if len(groups) == 2 else math.sqrt(2))  # Δ of Δs: twice the var
@@ -299,12 +250,23 @@ def _within(finding, sides: tuple[Side, ...], diff: float, groups: tuple[Side, .
     needed = seeds_for(effects, finding.alpha)
     short = too_few(*(g.values for g in groups))
     if short:
-        out = Outcome(INCONCLUSIVE, short, needed=needed, effects=effects)
-        return _verdict(finding, sides, out, diff, None, f"{test}; {short}")
+        return Outcome(INCONCLUSIVE, short, needed=needed, effects=effects), f"{test}; {short}"
     se, df = combined([g.values for g in groups])
     out = replace(equivalent(diff, se, df, tol, finding.alpha), needed=needed, effects=effects)
-    d = cohen_d(groups[0], groups[1]) if len(groups) == 2 else None
-    return _verdict(finding, sides, out, diff, d, f"{test}; {out.how}")
+    return out, f"{test}; {out.how}"
+
+
+def _within_levels(finding: Within, sides: tuple[Side, ...]) -> Verdict:
+    """a within the tolerance of b (at every level of `by`: each pair tested apart, all must hold)."""
+    pairs = list(zip(sides[::2], sides[1::2]))
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        return _within(finding, sides, a.mean - b.mean, (a, b), "a − b")
+    parts = [_equivalence(finding, a.mean - b.mean, (a, b), f"{a.label} − b") for a, b in pairs]
+    a, b = max(pairs, key=lambda ab: abs(ab[0].mean - ab[1].mean))
+    hows = "; ".join(text for _, text in parts)
+    return _verdict(finding, sides, combine_outcomes([o for o, _ in parts], hows), a.mean - b.mean, None,
+                    f"every level (largest: {a.label}): {hows}")
 
 
 def _monotone(finding: Monotone, sides: tuple[Side, ...]) -> Verdict:
