@@ -284,7 +284,7 @@ def test_scorecard_verdicts_follow_from_the_rows(k2020):
     own = {r[0]: r for r in _table(md, "Our own observations (not the paper's claims; not counted)")[2:]}
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
     assert set(card) == {f.id for f in findings if not f.own} and set(own) == {"unigram-random-init"}
-    assert len(card) == 29
+    assert len(card) == 30
     # each claim quotes the paper's sentence, with its section
     quote = next(f.quote for f in findings if f.id == "depth-integral")
     assert card["depth-integral"][1].startswith(f"“{quote}” (Abstract")
@@ -396,7 +396,7 @@ def test_zero_shot_equalities_and_deltas_need_targets_that_transfer():
     spec = load_spec("k2020", "lab")
     findings = {f.id: f for f in parse_findings(spec_section(spec, "findings"), spec.source)}
     zero_shot = [i for i, f in findings.items() if not f.own and (f.kind in ("within", "delta_within") or f.delta)]
-    assert len(zero_shot) == 11 and all({"transfers"} <= {c.kind for c in findings[i].checks} for i in zero_shot)
+    assert len(zero_shot) == 12 and all({"transfers"} <= {c.kind for c in findings[i].checks} for i in zero_shot)
     claim = findings["overlap-negligible-xnli"]
     rows = [ResultRow("accuracy", v, task="xnli", test_lang=lang, split="test", seed=s,
                       extra={"condition": cond, "control": control})
