@@ -524,3 +524,30 @@ def test_within_at_every_level_tests_each_level_apart():
     half = stats.t.ppf(0.95, 4) * se  # far's 90% interval, by hand: wholly below -0.03
     assert -0.08 + half < -0.03 and f"[{-0.08 - half:+.4g}, {-0.08 + half:+.4g}] vs ±0.03" in v.test
     assert one({**pooled, "by": "condition", "levels": ["d6", "d8"]}, rows).state == HOLDS
+
+
+def test_rises_checks_that_a_manipulation_took_effect():
+    """lms2023's Appendix C: teachers on 10, 50 and 100 share points. Their MRR flat from 50 to 100 (the lab's
+    'flat from 500 to 5,000 sentences') makes a claim about corpus size uninformative; rising, it is judged."""
+    def teacher(size, values):
+        return [ResultRow("mlm_mrr", v, test_lang="a100", seed=s, extra={"variant": f"HL {size}", "appendix": "C"})
+                for s, v in enumerate(values)]
+
+    def rows(top):
+        return (teacher(10, [0.30, 0.31, 0.32]) + teacher(50, [0.40, 0.41, 0.42]) + teacher(100, top)
+                + [ResultRow("mlm_mrr", 0.5 + s / 100, test_lang="a100", seed=s,
+                             extra={"variant": "student", "appendix": "C"}) for s in range(3)])
+    check = {"kind": "rises", "select": {"variant": None}, "by": "variant", "levels": ["HL 10", "HL 50", "HL 100"],
+             "margin": 0.01}
+    claim = {"kind": "above", "where": {"appendix": "C"}, "select": {"variant": "student"}, "value": 0.3,
+             "checks": [check]}
+    flat = [0.40, 0.42, 0.41]
+    v = one(claim, rows(flat))
+    p = stats.ttest_ind(np.array(flat) - 0.01, [0.40, 0.41, 0.42], equal_var=False, alternative="greater").pvalue
+    assert v.state == UNINFORMATIVE and "variant HL 50 → HL 100: +0" in v.checks[0].text
+    assert f"p={p:.3g}" in v.checks[0].text
+    v = one(claim, rows([0.50, 0.52, 0.51]))
+    assert v.checks[0].passed and v.state == HOLDS and "weakest step: " in v.checks[0].text
+    one_seed = [r for r in rows([0.50, 0.52, 0.51]) if r.seed == 0]
+    v = one(claim, one_seed)
+    assert v.checks[0].passed and "by the means" in v.checks[0].text

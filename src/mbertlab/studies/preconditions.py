@@ -21,6 +21,10 @@ one makes the verdict *uninformative*, with the check's numbers. Kinds:
 - control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
 - surface: a classifier on surface cues (lengths, word overlap) of the task files behind the rows stays within
   `margin` of `chance`: else the task is solved without reading the sentences.
+- rises: a manipulation took effect: the mean of the rows `select` picks rises over the levels of `by` (e.g. the
+  teachers' MRR with their corpus size), each step by more than `margin`, by the same one-sided test at `alpha`
+  (with fewer than 3 seeds a level, by the means themselves, said so): a claim about a manipulation means
+  nothing where the manipulation itself did not move the model.
 - at_most, at_least: the rows `select` picks (overriding the side's filters) have their mean at most / at least
   `value`, e.g. "training size is itself significant" before "adding vocabulary adds nothing to it" means
   anything.
@@ -30,16 +34,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from mbertlab.config import Config
-from mbertlab.store.results import SELECTED_RUN_KEYS, ResultRow
-from mbertlab.studies.gaps import gap_test
+from mbertlab.store.results import ResultRow
+from mbertlab.studies.gaps import CheckResult, gap_checks, headroom, rises
 from mbertlab.studies.selection import SEL_HELP, Selection, label, merged, pick
 
 ENCODERS_TRAINED_ELSEWHERE = ("hf_encoder", "static")
@@ -103,19 +106,18 @@ class Bound(_Check):
     value: float = Field(description="Their mean must be at most (at_most) or at least (at_least) this.")
 
 
-Check = Annotated[Learned | Transfers | Headroom | LeftPlateau | Control | Surface | Bound,
+class Rises(_Check):
+    kind: Literal["rises"]
+    select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick the "
+                              "manipulated rows. " + SEL_HELP)
+    by: str = Field(description="The manipulated factor, a column or tag.")
+    levels: list[Any] = Field(min_length=2, description="Its values in the order the scores must rise.")
+    margin: float = Field(0.0, description="Each step up by more than this.")
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="Level of each step's one-sided test over the seeds.")
+
+
+Check = Annotated[Learned | Transfers | Headroom | Rises | LeftPlateau | Control | Surface | Bound,
                   Field(discriminator="kind")]
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    passed: bool | None  # None: the check could not be evaluated (its rows or artifacts are missing)
-    text: str
-
-    def __str__(self) -> str:
-        mark = "passed" if self.passed else "failed" if self.passed is False else "not evaluated"
-        return f"{self.name} {mark}: {self.text}"
 
 
 def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
@@ -126,9 +128,12 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
     for check in checks:
         name = check.name or check.kind
         if isinstance(check, (Learned, Transfers)):
-            out.append(_gaps(name, check, unique, rows))
+            controls = check.against if isinstance(check, Learned) else [check.against]
+            out.append(gap_checks(name, check, controls, unique, rows))
         elif isinstance(check, Headroom):
-            out.append(_headroom(name, check, unique, rows))
+            out.append(headroom(name, check, unique, rows))
+        elif isinstance(check, Rises):
+            out.append(rises(name, check, unique, rows))
         elif isinstance(check, Control):
             out.append(_control(name, check, unique, rows))
         elif isinstance(check, Bound):
@@ -138,92 +143,6 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
         else:
             out.append(_per_artifact(name, unique, rows, workdir, lambda p: _surface(check, p), "transfer"))
     return out
-
-
-def _alike(control: list[ResultRow], row: ResultRow, overridden: Selection) -> list[ResultRow]:
-    """The control's rows that carry the model row's own value of each tag on which they differ among
-    themselves (lms2023's a100 is in both sets: its probe is compared with its own set's control). Not a tag:
-    what the check overrides, and what a row records of its own selected run (the step a run chose)."""
-    keys = {k for c in control for k in c.extra} - set(overridden) - SELECTED_RUN_KEYS
-    for key in sorted(k for k in keys if k in row.extra and not k.startswith("row ")):
-        if len({str(c.extra.get(key)) for c in control}) > 1:
-            control = [c for c in control if str(c.extra.get(key)) == str(row.extra[key])] or control
-    return control
-
-
-def _control_rows(control: list[ResultRow], row: ResultRow, overridden: Selection) -> list[ResultRow]:
-    """The control's rows a model's row is compared with: of the same train and test language where the control
-    has them (a majority label is one run; a random-init control, one a seed), else all of them; among those,
-    the rows of the model row's own tags (`_alike`)."""
-    same = [c for c in control if (c.train_lang, c.test_lang) == (row.train_lang, row.test_lang)]
-    return _alike(same or control, row, overridden)
-
-
-def _groups(model: list[ResultRow], control: list[ResultRow], overridden: Selection) -> list[tuple[list, list]]:
-    """The model's rows grouped by the control rows they are compared with (a language, a set), each with
-    them: every group is tested apart."""
-    groups: dict[tuple[int, ...], tuple[list, list]] = {}
-    for r in model:
-        found = _control_rows(control, r, overridden)
-        groups.setdefault(tuple(map(id, found)), ([], found))[0].append(r)
-    return list(groups.values())
-
-
-def _is_control(side: Selection, controls: list[Selection]) -> bool:
-    """A side that selects one of the check's controls (K et al.'s "better than random" compares a model with
-    its random-init control): the control is the baseline, not a model that had to learn."""
-    return any(f and all(side.get(k) == v for k, v in f.items()) for f in map(merged, controls))
-
-
-def _gaps(name: str, check: Learned | Transfers, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
-    """Every side's model score (`select`) above each control by `margin`, by `gap_test` in each group of
-    `_groups`; the text names the group nearest to failing (the largest p)."""
-    controls = check.against if isinstance(check, Learned) else [check.against]
-    worst: tuple[float, float, str] | None = None  # (p, −(gap − margin), words): the largest p, then the least gap
-    for side in sides:
-        own = merged(side, check.select)
-        if _is_control(own, controls):
-            continue
-        for against in controls:
-            model, control = pick(rows, own), pick(rows, merged(own, against))
-            if not model or not control:
-                return CheckResult(name, None, f"no rows for {'the control ' * bool(model)}"
-                                               f"{label(merged(own, against) if model else own)}")
-            for values, found in _groups(model, control, against):
-                a, b = tuple(r.value for r in values), tuple(c.value for c in found)
-                out = gap_test(a, b, check.margin, check.alpha, check.n_test)
-                if out.p_hold is None:
-                    return CheckResult(name, None, f"{label(own)}: {out.how}")
-                ma, mb = sum(a) / len(a), sum(b) / len(b)
-                words = (f"{label(own)}{_languages(values)}: {ma:.4g} vs {label(against)} {mb:.4g} "
-                         f"({ma - mb:+.4g}, needs > {check.margin:.4g}; {out.how})")
-                key = (out.p_hold, check.margin - (ma - mb), words)
-                worst = key if worst is None else max(worst, key, key=lambda w: w[:2])
-    if worst is None:
-        return CheckResult(name, None, "every side is a control: no model to check")
-    passed = worst[0] < check.alpha
-    return CheckResult(name, passed, ("weakest: " if passed else "") + worst[2])
-
-
-def _languages(rows: list[ResultRow]) -> str:
-    langs = sorted({f"{r.train_lang}→{r.test_lang}" if r.train_lang else r.test_lang for r in rows} - {""})
-    return f" ({', '.join(langs)})" if langs else ""
-
-
-def _headroom(name: str, check: Headroom, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
-    """Uninformative when every side's mean is within `distance` of the ceiling, or every one of chance."""
-    means = []
-    for side in sides:
-        picked = pick(rows, merged(side, check.select))
-        if not picked:
-            return CheckResult(name, None, f"no rows for {label(merged(side, check.select))}")
-        means.append(sum(r.value for r in picked) / len(picked))
-    at_top = all(check.ceiling - m <= check.distance for m in means)
-    at_chance = all(m - check.chance <= check.distance for m in means)
-    where = " at the ceiling" if at_top else " at chance" if at_chance else ""
-    return CheckResult(name, not (at_top or at_chance),
-                       f"means {', '.join(f'{m:.4g}' for m in means)}{where or ': room to move'} (ceiling "
-                       f"{check.ceiling:g}, chance {check.chance:.4g}, ± {check.distance:g})")
 
 
 def _control(name: str, check: Control, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
