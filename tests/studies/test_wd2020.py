@@ -691,3 +691,26 @@ def test_a_baseline_at_the_majority_label_makes_its_claims_uninformative():
     assert collapsed.state == UNINFORMATIVE and "encoder=baseline (lv→lv): 0 vs encoder=majority" in \
         collapsed.checks[0].text
     assert evaluate_findings([finding], rows(0.4), correct=False)[0].state != UNINFORMATIVE
+
+
+def test_scores_at_the_ceiling_make_a_comparison_uninformative():
+    """The lab's UPOS: every BERT at 99.5-100 accuracy; mBERT 'above' monolingual BERT there says nothing (the
+    spec's headroom check: every side within a point of 1.0)."""
+    from mbertlab.store.results import ResultRow
+    from mbertlab.studies.runner import spec_section
+    from mbertlab.studies.scorecard import evaluate_findings, parse_findings
+
+    spec = load_spec("wd2020", "lab")
+    findings = {f.id: f for f in parse_findings(spec_section(spec, "findings"), spec.source)}
+    claim = findings["mono-below-mbert-upos"]
+    claim = claim.model_copy(update={"checks": [c for c in claim.checks if c.kind == "headroom"]})
+
+    def rows(mbert: float, mono: float) -> list[ResultRow]:
+        return [ResultRow("accuracy", v - d, task="upos", train_lang=lang, test_lang=lang, split="test", seed=0,
+                          extra={"encoder": encoder, "checkpoint": "final", "resource": "low", "variant": "base"})
+                for encoder, v in (("multilingual", mbert), ("monolingual", mono))
+                for lang, d in (("lv", 0.0), ("af", 0.001), ("mn", 0.002))]
+
+    v = evaluate_findings([claim], rows(0.998, 0.995), correct=False)[0]
+    assert v.state == "uninformative" and "at the ceiling" in v.checks[0].text
+    assert evaluate_findings([claim], rows(0.95, 0.90), correct=False)[0].state == "holds"
