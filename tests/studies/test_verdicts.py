@@ -551,3 +551,17 @@ def test_rises_checks_that_a_manipulation_took_effect():
     one_seed = [r for r in rows([0.50, 0.52, 0.51]) if r.seed == 0]
     v = one(claim, one_seed)
     assert v.checks[0].passed and "by the means" in v.checks[0].text
+
+
+def test_learned_skips_the_baselines_it_names():
+    """k2020's XNLI `learned` is against the majority label only: the random-init side of an "above random"
+    claim is its baseline, named in `baselines`, and not held to the majority label (its source at chance here)."""
+    rows = [r for r in ROWS if r.extra["control"] != "random_init"] + grid("base", [0.34, 0.35, 0.33],
+                                                                           [0.33, 0.34, 0.32], "random_init")
+    learned = {"kind": "learned", "select": {"test_lang": "src"}, "against": [{"control": "majority", "seed": None}]}
+    above_random = {"kind": "greater", "where": {"test_lang": "tgt", "condition": "base"},
+                    "a": {"control": "pretrained"}, "b": {"control": "random_init"}}
+    v = one({**above_random, "checks": [learned]}, rows)
+    assert v.state == UNINFORMATIVE and "control=random_init" in v.checks[0].text
+    v = one({**above_random, "checks": [{**learned, "baselines": [{"control": "random_init"}]}]}, rows)
+    assert v.checks[0].passed and v.state == HOLDS and "control=random_init" not in v.checks[0].text

@@ -59,6 +59,9 @@ class _Gap(_Check):
     alpha: float = Field(0.05, gt=0, lt=0.5, description="Level of the one-sided test over the seeds.")
     n_test: int | None = Field(None, gt=0, description="Test items behind each score: adds the test set's "
                                "binomial sampling error to the seeds' spread (for an accuracy or F1 in [0, 1]).")
+    baselines: list[Selection] = Field(default_factory=list, description="Sides that are baselines, not models "
+                                       "to check, besides the controls themselves (e.g. [{control: random_init}] "
+                                       "where the control is the majority label).")
 
 
 class Learned(_Gap):
@@ -129,7 +132,9 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
         name = check.name or check.kind
         if isinstance(check, (Learned, Transfers)):
             controls = check.against if isinstance(check, Learned) else [check.against]
-            out.append(gap_checks(name, check, controls, unique, rows))
+            models = [side for side in unique if not _baseline(merged(side, check.select), check.baselines)]
+            out.append(gap_checks(name, check, controls, models, rows) if models or not unique else
+                       CheckResult(name, None, "every side is a baseline: no model to check"))
         elif isinstance(check, Headroom):
             out.append(headroom(name, check, unique, rows))
         elif isinstance(check, Rises):
@@ -143,6 +148,10 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
         else:
             out.append(_per_artifact(name, unique, rows, workdir, lambda p: _surface(check, p), "transfer"))
     return out
+
+
+def _baseline(side: Selection, baselines: list[Selection]) -> bool:
+    return any(b and all(side.get(k) == v for k, v in b.items()) for b in map(merged, baselines))
 
 
 def _control(name: str, check: Control, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
