@@ -59,10 +59,13 @@ def test_which_claims_the_papers_own_numbers_pass():
     # gaps reach 5.5 points on Russian (here hi's place: 1.9)
     assert states["deeper-better-source"] == "holds" and states["four-languages"] == "holds"
     assert states["deeper-better-target"] == "holds"  # Δ falls 21.6 > 18 > 17.9 > 15.2 > 13.3 > 13.1 > 11.3
+    # "NSP hurts ... even more than monolingual": Δ with NSP above without in every language (by 1.6, 0.3 and 1.0
+    # points), too little against the languages' spread to decide
     # es / hi / ru as three unpaired samples: their spread (e.g. Table 1's targets at 74.9 / 61.7 / ... ) hides
     # effects of a few points that the paper reads per language; none of these fails, none is decided
     assert {i for i, s in states.items() if s == "inconclusive"} == {
-        "markers-no-effect-ner", "markers-no-effect-xnli", "nsp-hurts", "overlap-negligible-ner",
+        "markers-no-effect-ner", "markers-no-effect-xnli", "nsp-hurts", "nsp-hurts-cross-lingual-more",
+        "overlap-negligible-ner",
         "overlap-negligible-xnli", "structure-crucial", "word-order-xnli", "word-over-char", "wordpiece-like-word",
         "wordpiece-over-char", "wordpiece-over-word"}
     assert {i for i, s in states.items() if s == "holds"} == {

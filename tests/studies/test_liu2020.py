@@ -227,7 +227,7 @@ def test_scorecard_verdicts_follow_from_the_rows(study):
     assert set(card) == {f["id"] for f in paper}
     rows = study_rows(spec, ctx)
     # 10 pretraining steps leave every BERT on the MLM plateau (by scipy): each claim with rows is uninformative
-    assert max(plateau_gaps(ctx.store.workdir).values()) < 0.5
+    assert max(plateau_gaps(ctx.store.workdir).values()) < 0.1
     for f in paper:
         expected = expected_verdict(f, rows)
         assert card[f["id"]][2] == ("uninformative" if expected != "not run" and f.get("checks") else expected), f["id"]

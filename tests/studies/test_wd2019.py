@@ -297,7 +297,7 @@ def test_scorecard_verdicts_follow_from_the_rows(run):
     card, rows = _card(text), study_rows(spec, ctx)
     assert set(card) == {f["id"] for f in findings}
     # 10 pretraining steps leave no encoder off the MLM plateau (by scipy): every claim with rows is uninformative
-    assert max(plateau_gaps(ctx.store.workdir).values()) < 0.5
+    assert max(plateau_gaps(ctx.store.workdir).values()) < 0.1
     for f in findings:  # one seed: a difference is never decided; absent rows are 'not run'
         expected = _expected(f, rows)
         assert card[f["id"]][2] == ("uninformative" if expected != "not run" and f.get("checks") else expected), f["id"]

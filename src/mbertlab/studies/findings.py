@@ -85,10 +85,15 @@ class Greater(_Finding, _ByLevels):
                                      "found in a's rows).")
 
 
-class Within(_Finding, _Tolerance):
+class Within(_Finding, _Tolerance, _ByLevels):
     kind: Literal["within"]
     a: Selection
     b: Selection
+    by: str | None = Field(None, description="Optionally a factor: then a at every level within the tolerance "
+                           "of b (at the same level, unless b sets the factor itself), each level tested apart, "
+                           "e.g. six architectures each 'comparable' to the base, not pooled as if seeds.")
+    levels: list[Any] | None = Field(None, min_length=1, description="The levels of `by` (default: every level "
+                                     "found in a's rows).")
 
 
 class Monotone(_Finding):
@@ -116,9 +121,22 @@ class Above(_Finding, _ByLevels):
                            "at every level must pass ('at every layer').")
     levels: list[Any] | None = Field(None, min_length=1, description="The levels of `by` (default: every "
                                      "level found in the rows).")
-    test: Literal["welch", "direct"] = Field("welch", description="welch: a one-sample t-test over the seeds; "
-                                             "direct: the mean itself decides, for numbers that are already a "
-                                             "statistic over languages (a correlation, a p-value).")
+    test: Literal["welch", "direct", "fit"] = Field("welch", description="welch: a one-sample t-test over the "
+                                                    "seeds; direct: the mean itself decides, for numbers that are "
+                                                    "already a statistic over languages (a correlation, a p-value); "
+                                                    "fit: a fitted slope (value 0) decided by its fit's own two-sided "
+                                                    "p-value (the row's `p_value`), halved in the claimed direction.")
+    before: Selection | None = Field(None, description="test: fit only: overrides that pick the fit whose slope "
+                                     "must have the opposite sign (a sign *change*: both slopes significant, e.g. "
+                                     "{mode: univariate}).")
+
+    @model_validator(mode="after")
+    def _fit_tests_a_sign(self):
+        if self.test == "fit" and self.value != 0:
+            raise ValueError("test: fit decides the sign of a slope: its value must be 0")
+        if self.before is not None and self.test != "fit":
+            raise ValueError("'before' is for test: fit (a sign change)")
+        return self
 
 
 class Untested(_Finding):

@@ -3,16 +3,30 @@
 A finding lists `checks:`; each is tested on every side of the finding (the rows it compares) and a failing
 one makes the verdict *uninformative*, with the check's numbers. Kinds:
 - learned: the model's source (or in-language) score, picked by overriding the side's filters with `select`,
-  above each control in `against` (random-init, majority) by `margin`, at every seed and language (the
-  control of the same languages and seed where it has one): a model that did not learn its task transfers
+  above each control in `against` (random-init, majority) by more than `margin`, by a one-sided test at `alpha`
+  over the seeds (and the test set's sampling error, given its size `n_test`: studies/gaps.py), in every
+  language (against the control of the same languages and tags): a model that did not learn its task transfers
   nothing. A side that is itself one of those controls is not checked (it is the baseline).
+- transfers: the zero-shot target score (the side's rows, or those `select` picks) above the random-init
+  control's target (`against`) by more than `margin`, by the same one-sided test: a target at chance has no
+  effect to show, and an equality of two chance-level targets, or a Δ that is the source minus chance, says
+  nothing about transfer. Every side must pass (an intersection–union test: no correction for their number).
+- headroom: the scores compared (each side's mean, or of the rows `select` picks) are not all within
+  `distance` of the metric's `ceiling`, nor all within `distance` of `chance`: scores stuck at a bound cannot
+  move, so neither a difference nor its absence says anything.
 - left_plateau: every language's dev MLM loss of the pretraining behind the rows, at the checkpoint the rows
   used (a row's selected `checkpoint` step: wd2020's best checkpoint, Fig. 4's each step; else the final one),
-  at least `nats` below the unigram entropy of its training tokens (a model at the plateau predicts word
-  frequencies only).
+  at least `nats` below the loss of the best predictor that ignores context under the run's own masking
+  (analysis/plateau.py: with 80/10/10 masking it sits about 0.1·H − 0.14 nats below the unigram entropy H, since
+  a shown token is often the answer), computed from the language's training tokens: a model at that plateau
+  learned no context.
 - control: the control's rows (`against`) exist and the side's mean is above theirs by `margin`.
 - surface: a classifier on surface cues (lengths, word overlap) of the task files behind the rows stays within
   `margin` of `chance`: else the task is solved without reading the sentences.
+- rises: a manipulation took effect: the mean of the rows `select` picks rises over the levels of `by` (e.g. the
+  teachers' MRR with their corpus size), each step by more than `margin`, by the same one-sided test at `alpha`
+  (with fewer than 3 seeds a level, by the means themselves, said so): a claim about a manipulation means
+  nothing where the manipulation itself did not move the model.
 - at_most, at_least: the rows `select` picks (overriding the side's filters) have their mean at most / at least
   `value`, e.g. "training size is itself significant" before "adding vocabulary adds nothing to it" means
   anything.
@@ -22,15 +36,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from mbertlab.config import Config
-from mbertlab.store.results import SELECTED_RUN_KEYS, ResultRow
+from mbertlab.store.results import ResultRow
+from mbertlab.studies.gaps import CheckResult, gap_checks, headroom, rises
 from mbertlab.studies.selection import SEL_HELP, Selection, label, merged, pick
 
 ENCODERS_TRAINED_ELSEWHERE = ("hf_encoder", "static")
@@ -40,18 +54,43 @@ class _Check(Config):
     name: str = Field("", description="A label for the report (default: the kind).")
 
 
-class Learned(_Check):
-    kind: Literal["learned"]
+class _Gap(_Check):
     select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick the "
-                          "model's own source or in-language score, e.g. {test_lang: src}. " + SEL_HELP)
+                              "model's score checked, e.g. {test_lang: src}. " + SEL_HELP)
+    margin: float = Field(0.0, ge=0, description="The model's mean above the control's by more than this.")
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="Level of the one-sided test over the seeds.")
+    n_test: int | None = Field(None, gt=0, description="Test items behind each score: adds the test set's "
+                               "binomial sampling error to the seeds' spread (for an accuracy or F1 in [0, 1]).")
+    baselines: list[Selection] = Field(default_factory=list, description="Sides that are baselines, not models "
+                                       "to check, besides the controls themselves (e.g. [{control: random_init}] "
+                                       "where the control is the majority label).")
+
+
+class Learned(_Gap):
+    kind: Literal["learned"]
     against: list[Selection] = Field(min_length=1, description="Overrides that pick each control, e.g. "
                                      "[{control: random_init}, {control: majority}]; null drops a filter.")
-    margin: float = Field(0.0, ge=0, description="Every seed above every control by more than this.")
+
+
+class Transfers(_Gap):
+    kind: Literal["transfers"]
+    against: Selection = Field(description="Overrides that pick the random-init control's target, e.g. "
+                               "{control: random_init}.")
+
+
+class Headroom(_Check):
+    kind: Literal["headroom"]
+    select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick "
+                              "the scores compared (e.g. {test_lang: tgt_fake} for a Δ claim). " + SEL_HELP)
+    ceiling: float = Field(1.0, description="The metric's best score.")
+    chance: float = Field(description="The score of a model that learned nothing (e.g. 1/3 for XNLI).")
+    distance: float = Field(gt=0, description="Scores this close to a bound have no room to move.")
 
 
 class LeftPlateau(_Check):
     kind: Literal["left_plateau"]
-    nats: float = Field(gt=0, description="Final dev loss at least this far below the unigram entropy.")
+    nats: float = Field(gt=0, description="Final dev loss at least this far below the context-free predictor's "
+                        "loss (analysis/plateau.py).")
 
 
 class Control(_Check):
@@ -72,18 +111,18 @@ class Bound(_Check):
     value: float = Field(description="Their mean must be at most (at_most) or at least (at_least) this.")
 
 
-Check = Annotated[Learned | LeftPlateau | Control | Surface | Bound, Field(discriminator="kind")]
+class Rises(_Check):
+    kind: Literal["rises"]
+    select: Selection = Field(default_factory=dict, description="Overrides of each side's filters that pick the "
+                              "manipulated rows. " + SEL_HELP)
+    by: str = Field(description="The manipulated factor, a column or tag.")
+    levels: list[Any] = Field(min_length=2, description="Its values in the order the scores must rise.")
+    margin: float = Field(0.0, description="Each step up by more than this.")
+    alpha: float = Field(0.05, gt=0, lt=0.5, description="Level of each step's one-sided test over the seeds.")
 
 
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    passed: bool | None  # None: the check could not be evaluated (its rows or artifacts are missing)
-    text: str
-
-    def __str__(self) -> str:
-        mark = "passed" if self.passed else "failed" if self.passed is False else "not evaluated"
-        return f"{self.name} {mark}: {self.text}"
+Check = Annotated[Learned | Transfers | Headroom | Rises | LeftPlateau | Control | Surface | Bound,
+                  Field(discriminator="kind")]
 
 
 def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
@@ -93,8 +132,15 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
     out = []
     for check in checks:
         name = check.name or check.kind
-        if isinstance(check, Learned):
-            out.append(_learned(name, check, unique, rows))
+        if isinstance(check, (Learned, Transfers)):
+            controls = check.against if isinstance(check, Learned) else [check.against]
+            models = [side for side in unique if not _baseline(merged(side, check.select), check.baselines)]
+            out.append(gap_checks(name, check, controls, models, rows) if models or not unique else
+                       CheckResult(name, None, "every side is a baseline: no model to check"))
+        elif isinstance(check, Headroom):
+            out.append(headroom(name, check, unique, rows))
+        elif isinstance(check, Rises):
+            out.append(rises(name, check, unique, rows))
         elif isinstance(check, Control):
             out.append(_control(name, check, unique, rows))
         elif isinstance(check, Bound):
@@ -107,58 +153,8 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
     return out
 
 
-def _alike(control: list[ResultRow], row: ResultRow, overridden: Selection) -> list[ResultRow]:
-    """The control's rows that carry the model row's own value of each tag on which they differ among
-    themselves (lms2023's a100 is in both sets: its probe is compared with its own set's control). Not a tag:
-    what the check overrides, and what a row records of its own selected run (the step a run chose)."""
-    keys = {k for c in control for k in c.extra} - set(overridden) - SELECTED_RUN_KEYS
-    for key in sorted(k for k in keys if k in row.extra and not k.startswith("row ")):
-        if len({str(c.extra.get(key)) for c in control}) > 1:
-            control = [c for c in control if str(c.extra.get(key)) == str(row.extra[key])] or control
-    return control
-
-
-def _control_value(control: list[ResultRow], row: ResultRow, overridden: Selection) -> float:
-    """The control's score for a model's row: of the same train and test language and seed where the control
-    has it, else of the same languages (a majority label is one run), else its mean; among those, the rows of
-    the model row's own tags (`_alike`)."""
-    found = control
-    for key in ((row.train_lang, row.test_lang, row.seed), (row.train_lang, row.test_lang)):
-        if matching := [c for c in control if (c.train_lang, c.test_lang, c.seed)[:len(key)] == key]:
-            found = matching
-            break
-    found = _alike(found, row, overridden)
-    return sum(c.value for c in found) / len(found)
-
-
-def _is_control(side: Selection, check: Learned) -> bool:
-    """A side that selects one of the check's controls (K et al.'s "better than random" compares a model with
-    its random-init control): the control is the baseline, not a model that had to learn."""
-    return any(f and all(side.get(k) == v for k, v in f.items()) for f in map(merged, check.against))
-
-
-def _learned(name: str, check: Learned, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
-    worst = None  # (model − control − margin, words)
-    for side in sides:
-        own = merged(side, check.select)
-        if _is_control(own, check):
-            continue
-        model = pick(rows, own)
-        if not model:
-            return CheckResult(name, None, f"no rows for {label(own)}")
-        for against in check.against:
-            control = pick(rows, merged(own, against))
-            if not control:
-                return CheckResult(name, None, f"no rows for the control {label(merged(own, against))}")
-            for r in model:
-                c = _control_value(control, r, against)
-                gap = r.value - c - check.margin
-                if worst is None or gap < worst[0]:
-                    worst = (gap, f"{label(own)}, seed {r.seed}: {r.value:.4g} vs "
-                                  f"{label(against)} {c:.4g} ({r.value - c:+.4g}, needs > {check.margin:.4g})")
-    if worst is None:
-        return CheckResult(name, None, "every side is a control: no model to check")
-    return CheckResult(name, worst[0] > 0, ("lowest: " if worst[0] > 0 else "") + worst[1])
+def _baseline(side: Selection, baselines: list[Selection]) -> bool:
+    return any(b and all(side.get(k) == v for k, v in b.items()) for b in map(merged, baselines))
 
 
 def _control(name: str, check: Control, sides: list[Selection], rows: list[ResultRow]) -> CheckResult:
@@ -239,14 +235,21 @@ def _per_artifact(name: str, sides: list[Selection], rows: list[ResultRow], work
 
 
 @lru_cache(maxsize=256)
-def unigram_entropy(shards: Path, lang: str) -> float:
-    """Entropy (nats) of the token-id frequencies of a language's training shard: the dev loss of a model that
-    predicts every masked token from word frequencies alone."""
+def plateau_losses(shards: Path, lang: str, selection: str = "uniform") -> tuple[float, float]:
+    """(unigram entropy, context-free loss) in nats of a language's training tokens: the dev loss of a model that
+    predicts every masked token from word frequencies alone, and that of the best one that ignores context but
+    reads the token shown at a masked position under the run's 80/10/10 masking (analysis/plateau.py)."""
     import numpy as np
 
-    counts = np.bincount(np.load(shards / f"{lang}.train.ids.npy", mmap_mode="r"))
+    from mbertlab.analysis.plateau import context_free_loss, selected_distribution
+    from mbertlab.tokenizers.shards import ShardReader, _n_specials
+
+    reader = ShardReader(shards)
+    counts = np.bincount(reader.tokens(lang), minlength=reader.vocab_size)
+    weights = np.maximum(reader.token_counts(), 1).astype(np.float64) ** -0.5 if selection == "rare" else None
     p = counts[counts > 0] / counts.sum()
-    return float(-(p * np.log(p)).sum())
+    s = selected_distribution(counts, weights)
+    return float(-(p * np.log(p)).sum()), context_free_loss(s, _n_specials(reader.tokenizer_dir))
 
 
 def used_step(row: ResultRow) -> int | None:
@@ -279,12 +282,16 @@ def _plateau(check: LeftPlateau, pretrain: Path,
     losses = {step: final_dev_loss(pretrain, step) for step in steps}
     if not all(losses.values()) or shards is None:
         return None, f"pretrain/{pretrain.name}: no dev losses (metrics.jsonl) or no shards input"
-    gaps = [(unigram_entropy(shards, lang) - loss, lang, loss, step)
+    config = pretrain / "config.json"
+    selection = json.loads(config.read_text(encoding="utf-8")).get("selection", "uniform") if config.is_file() \
+        else "uniform"
+    gaps = [(plateau_losses(shards, lang, selection), lang, loss, step)
             for step, by_lang in losses.items() for lang, loss in by_lang.items()]
-    gap, lang, loss, step = min(gaps, key=lambda g: g[0])
+    (entropy, free), lang, loss, step = min(gaps, key=lambda g: g[0][1] - g[2])
     at = "" if step is None else f" (checkpoint {step})"
-    return gap - check.nats, (f"pretrain/{pretrain.name} {lang}{at}: dev loss {loss:.3f} vs unigram entropy "
-                              f"{loss + gap:.3f} nats ({gap:.3f} below, needs ≥ {check.nats:g})")
+    return free - loss - check.nats, (f"pretrain/{pretrain.name} {lang}{at}: dev loss {loss:.3f} vs context-free "
+                                      f"{free:.3f} nats ({free - loss:.3f} below, needs ≥ {check.nats:g}; "
+                                      f"unigram entropy {entropy:.3f})")
 
 
 def _surface(check: Surface, transfer: Path) -> tuple[float | None, str]:

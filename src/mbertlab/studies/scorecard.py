@@ -5,19 +5,19 @@ The seeds then decide (studies/significance.py): holds, does not hold, or inconc
 separate the effect; a finding whose rows are missing is *not run*, never a silent pass. The p-values of a
 study's tested claims (the paper's, not our own observations) are corrected for their number by Holm–Bonferroni:
 a claim holds or fails only when its adjusted p is below its α. An inconclusive one says how many seeds a side
-would decide the observed effect at α with power 0.8, from the observed spread.
+would decide the observed effect with power 0.8, from the observed spread, at the level Holm holds it to.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from mbertlab.report.tables import Table
 from mbertlab.store.results import ResultRow
-from mbertlab.studies.preconditions import CheckResult, evaluate_checks
+from mbertlab.studies.preconditions import evaluate_checks
 from mbertlab.studies.findings import (
     Above,
     DeltaWithin,
@@ -31,6 +31,7 @@ from mbertlab.studies.findings import (
     parse_findings,
 )
 from mbertlab.studies.selection import deltas, field, label, merged, pick
+from mbertlab.studies.verdict import Side, Verdict, cohen_d, pooled_std
 from mbertlab.studies.significance import (
     FAILS,
     HOLDS,
@@ -44,69 +45,15 @@ from mbertlab.studies.significance import (
     equivalent,
     exceeds,
     holm,
-    seeds_needed,
+    holm_levels,
+    seeds_for,
+    slope_sign,
     too_few,
     welch,
 )
 
 __all__ = ["FAILS", "HOLDS", "INCONCLUSIVE", "NOT_RUN", "UNINFORMATIVE", "Verdict", "evaluate_findings",
            "parse_findings", "scorecard_tables", "verdict_counts"]
-
-
-@dataclass(frozen=True)
-class Side:
-    label: str
-    values: tuple[float, ...]
-    runs: tuple[tuple, ...] = ()  # what matches each value with the other sides' in a paired finding
-
-    @property
-    def n(self) -> int:
-        return len(self.values)
-
-    @property
-    def mean(self) -> float:
-        return sum(self.values) / self.n if self.values else math.nan
-
-    @property
-    def std(self) -> float:
-        """Sample standard deviation (n − 1); 0 for one value."""
-        if self.n < 2:
-            return 0.0
-        m = self.mean
-        return math.sqrt(sum((v - m) ** 2 for v in self.values) / (self.n - 1))
-
-
-@dataclass(frozen=True)
-class Verdict:
-    id: str
-    claim: str  # the paper's sentence (quote), or our restatement for an own observation
-    kind: str
-    state: str  # HOLDS, FAILS, INCONCLUSIVE, UNINFORMATIVE or NOT_RUN
-    sides: tuple[Side, ...]
-    effect: float | None  # the difference the predicate tests (see `test`)
-    cohen_d: float | None  # of the two sides compared, when each has n >= 2
-    test: str  # the comparison made, with its numbers, and the test that decided it
-    ref: str = ""  # section, and table or figure
-    own: bool = False
-    checks: tuple[CheckResult, ...] = ()
-    p: float | None = None  # the raw p of the decision (None: no test, e.g. too few seeds)
-    p_adj: float | None = None  # Holm-adjusted over the study's tested claims
-    needed: int | None = None  # seeds a side that would decide it (shown for inconclusive ones)
-    alpha: float = 0.05
-
-
-def pooled_std(a: Side, b: Side) -> float:
-    if a.n + b.n <= 2:
-        return 0.0
-    return math.sqrt(((a.n - 1) * a.std ** 2 + (b.n - 1) * b.std ** 2) / (a.n + b.n - 2))
-
-
-def cohen_d(a: Side, b: Side) -> float | None:
-    """(mean a − mean b) / pooled std; None below two values a side or with no spread at all."""
-    s = pooled_std(a, b)
-    if a.n < 2 or b.n < 2 or s == 0:
-        return None
-    return (a.mean - b.mean) / s
 
 
 PAIRED_COLUMNS = ("task", "test_lang", "split")  # a paired model's rows also match on these, unless a side fixes one
@@ -138,15 +85,15 @@ def _verdict(finding: _Finding, sides, outcome: Outcome | str, effect, d, test, 
     if isinstance(outcome, str):
         outcome = Outcome(outcome, "")
     return Verdict(finding.id, claim, finding.kind, outcome.state, sides, effect, d, test, ref, finding.own,
-                   tuple(checks), outcome.p, None, outcome.needed, finding.alpha)
+                   tuple(checks), outcome.p, None, outcome.needed, finding.alpha, outcome.effects)
 
 
-def _levels(finding: Above | Greater, rows: list[ResultRow]) -> list[Any]:
+def _levels(finding: Above | Greater | Within, rows: list[ResultRow]) -> list[Any]:
     """The levels of `finding.by` among the rows the finding selects (a's for greater), in a stable order."""
     if finding.levels is not None:
         return finding.levels
     found = []
-    for row in pick(rows, merged(finding.where, finding.a if isinstance(finding, Greater) else finding.select)):
+    for row in pick(rows, merged(finding.where, finding.select if isinstance(finding, Above) else finding.a)):
         level = field(row, finding.by)
         if level is not None and level not in found:
             found.append(level)
@@ -161,8 +108,9 @@ def _selections(finding: Finding, rows: list[ResultRow]) -> list[dict]:
         return [{**finding.select, finding.by: level} for level in finding.levels]
     if isinstance(finding, DeltaWithin):
         return [finding.a1, finding.a2, finding.b1, finding.b2]
-    if isinstance(finding, Greater) and finding.by is not None:
-        return [{**side, finding.by: level} for level in _levels(finding, rows) for side in (finding.a, finding.b)]
+    if isinstance(finding, (Greater, Within)) and finding.by is not None:
+        return [{**side, finding.by: level} if i == 0 or finding.by not in side else side
+                for level in _levels(finding, rows) for i, side in enumerate((finding.a, finding.b))]
     return [finding.a, finding.b]
 
 
@@ -182,12 +130,11 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
         what = ", ".join(f"{c.name} {'failed' if c.passed is False else 'not evaluated'}" for c in failing)
         return _verdict(finding, sides, UNINFORMATIVE, None, None, f"not judged: {what} (see checks)", checks)
     if isinstance(finding, Above):
-        verdict = _above(finding, sides)
+        verdict = _fit(finding, sides, rows, sels) if finding.test == "fit" else _above(finding, sides)
     elif isinstance(finding, Greater):
         verdict = _greater(finding, sides)
     elif isinstance(finding, Within):
-        a, b = sides
-        verdict = _within(finding, sides, a.mean - b.mean, (a, b), "a − b")
+        verdict = _within_levels(finding, sides)
     elif isinstance(finding, DeltaWithin):
         a1, a2, b1, b2 = sides
         da, db = a1.mean - a2.mean, b1.mean - b2.mean
@@ -204,11 +151,13 @@ def _exceeds(finding: _Finding, a: Side, b: Side | None, diff: float, margin: fl
     if b is not None and finding.paired:
         return _paired(finding, a, b, margin)
     spread = a.std if b is None else pooled_std(a, b)
-    needed = seeds_needed((diff - margin) / spread, finding.alpha, b is not None) if spread > 0 else None
+    effects = (((diff - margin) / spread, b is not None),) if spread > 0 else ()
+    needed = seeds_for(effects, finding.alpha)
     short = too_few(a.values) if b is None else too_few(a.values, b.values)
     if short:
-        return Outcome(INCONCLUSIVE, short, needed=needed)
-    return replace(exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha), needed=needed)
+        return Outcome(INCONCLUSIVE, short, needed=needed, effects=effects)
+    out = exceeds(diff, *welch(a.values, b.values if b else ()), margin, finding.alpha)
+    return replace(out, needed=needed, effects=effects)
 
 
 MATCH = "seed, task, language and split"
@@ -266,18 +215,58 @@ def _above(finding: Above, sides: tuple[Side, ...]) -> Verdict:
                     f"{test}; {hows}")
 
 
+def _fit(finding: Above, sides: tuple[Side, ...], rows: list[ResultRow], sels: list[dict]) -> Verdict:
+    """Each selected slope's sign by its fit's own p-value (and, with `before`, the opposite sign of the slope
+    that `before` picks: a sign change is both, each significant). Every part must hold (intersection–union)."""
+    sign = 1 if finding.kind == "above" else -1
+    claimed = [(r, sign, "") for s in sels for r in pick(rows, merged(finding.where, s))]
+    earlier = [] if finding.before is None else [(r, -sign, f"{label(finding.before)}: ") for s in sels
+                                                   for r in pick(rows, merged(finding.where, s, finding.before))]
+    if finding.before is not None and not earlier:
+        return _verdict(finding, sides, NOT_RUN, None, None, f"no rows for the slope before: {label(finding.before)}")
+    claimed += earlier
+    missing = [r.metric for r, _, _ in claimed if r.extra.get("p_value") is None]
+    if missing:
+        return _verdict(finding, sides, NOT_RUN, None, None, f"no fit p-value on the {missing[0]} rows")
+    parts = [slope_sign(r.value, r.extra["p_value"], s, finding.alpha) for r, s, _ in claimed]
+    hows = "; ".join(f"{w}{r.metric} {o.how}" for (r, _, w), o in zip(claimed, parts))
+    worst = min(sign * r.value for r, s, _ in claimed if s == sign)
+    return _verdict(finding, sides, combine_outcomes(parts, hows), sign * worst, None,
+                    f"slope {'>' if sign > 0 else '<'} 0{' after a change of sign' if finding.before else ''}; {hows}")
+
+
 def _within(finding, sides: tuple[Side, ...], diff: float, groups: tuple[Side, ...], what: str) -> Verdict:
+    out, test = _equivalence(finding, diff, groups, what)
+    d = cohen_d(groups[0], groups[1]) if len(groups) == 2 and out.p_hold is not None else None
+    return _verdict(finding, sides, out, diff, d, test)
+
+
+def _equivalence(finding, diff: float, groups: tuple[Side, ...], what: str) -> tuple[Outcome, str]:
+    """|diff| within the tolerance by TOST over the groups' seeds, with the words of the test."""
     tol, text = _tolerance(finding, groups[0], groups[-1] if len(groups) == 2 else groups[2])
     test = f"|{what}| = {abs(diff):.4g} ≤ {text}"
     spread = pooled_std(groups[0], groups[1]) * (1 if len(groups) == 2 else math.sqrt(2))  # Δ of Δs: twice the var
-    needed = seeds_needed((tol - abs(diff)) / spread, finding.alpha) if spread > 0 else None
+    effects = (((tol - abs(diff)) / spread, True),) if spread > 0 else ()
+    needed = seeds_for(effects, finding.alpha)
     short = too_few(*(g.values for g in groups))
     if short:
-        return _verdict(finding, sides, Outcome(INCONCLUSIVE, short, needed=needed), diff, None, f"{test}; {short}")
+        return Outcome(INCONCLUSIVE, short, needed=needed, effects=effects), f"{test}; {short}"
     se, df = combined([g.values for g in groups])
-    out = replace(equivalent(diff, se, df, tol, finding.alpha), needed=needed)
-    d = cohen_d(groups[0], groups[1]) if len(groups) == 2 else None
-    return _verdict(finding, sides, out, diff, d, f"{test}; {out.how}")
+    out = replace(equivalent(diff, se, df, tol, finding.alpha), needed=needed, effects=effects)
+    return out, f"{test}; {out.how}"
+
+
+def _within_levels(finding: Within, sides: tuple[Side, ...]) -> Verdict:
+    """a within the tolerance of b (at every level of `by`: each pair tested apart, all must hold)."""
+    pairs = list(zip(sides[::2], sides[1::2]))
+    if len(pairs) == 1:
+        a, b = pairs[0]
+        return _within(finding, sides, a.mean - b.mean, (a, b), "a − b")
+    parts = [_equivalence(finding, a.mean - b.mean, (a, b), f"{a.label} − b") for a, b in pairs]
+    a, b = max(pairs, key=lambda ab: abs(ab[0].mean - ab[1].mean))
+    hows = "; ".join(text for _, text in parts)
+    return _verdict(finding, sides, combine_outcomes([o for o, _ in parts], hows), a.mean - b.mean, None,
+                    f"every level (largest: {a.label}): {hows}")
 
 
 def _monotone(finding: Monotone, sides: tuple[Side, ...]) -> Verdict:
@@ -293,16 +282,25 @@ def _monotone(finding: Monotone, sides: tuple[Side, ...]) -> Verdict:
 
 def adjust(verdicts: list[Verdict]) -> list[Verdict]:
     """Holm–Bonferroni over the paper's tested claims (a p-value each; own observations apart): a claim keeps
-    'holds' or 'does not hold' only while its adjusted p is below its α."""
+    'holds' or 'does not hold' only while its adjusted p is below its α. An inconclusive claim's seeds needed are
+    those that decide it at the level Holm holds it to (`holm_levels`; α / m without a p-value yet)."""
     tested = [i for i, v in enumerate(verdicts) if not v.own and v.p is not None]
     out = list(verdicts)
-    for i, p_adj in zip(tested, holm([verdicts[i].p for i in tested])):
+    p = [verdicts[i].p for i in tested]
+    for i, p_adj, level in zip(tested, holm(p), holm_levels(p, 1.0)):
         v = replace(verdicts[i], p_adj=p_adj)
         if v.state in (HOLDS, FAILS) and p_adj >= v.alpha:
             v = replace(v, state=INCONCLUSIVE, test=f"{v.test}; {v.state} at raw p = {v.p:.3g}, but "
                         f"Holm-adjusted p = {p_adj:.3g} ≥ α = {v.alpha:g} over {len(tested)} claims")
-        out[i] = v
+        out[i] = _needed_at(v, v.alpha * level)
+    untested = [i for i, v in enumerate(out) if not v.own and v.p is None and v.state == INCONCLUSIVE]
+    for i in untested:  # too few seeds for a p: the family it would join, at Holm's strictest level
+        out[i] = _needed_at(out[i], out[i].alpha / (len(tested) + len(untested)))
     return out
+
+
+def _needed_at(v: Verdict, level: float) -> Verdict:
+    return replace(v, needed=seeds_for(v.effects, level)) if v.state == INCONCLUSIVE and v.effects else v
 
 
 def evaluate_findings(findings: list[Finding], rows: list[ResultRow], workdir: Path | None = None,
@@ -348,7 +346,8 @@ def scorecard_tables(verdicts: list[Verdict]) -> list[Table]:
     tested = sum(v.p_adj is not None for v in verdicts)
     tables = [Table("Reproduction scorecard", header, body([v for v in verdicts if not v.own]),
                     note=f"{note} (of the paper's claims); p (Holm): Holm–Bonferroni over the {tested} claims "
-                    "with a test; seeds needed: a side, to decide the observed effect at α with power 0.8")]
+                    "with a test; seeds needed: a side, to decide the observed effect with power 0.8 at the level "
+                    "Holm holds the claim to")]
     own = [v for v in verdicts if v.own]
     if own:
         tables.append(Table("Our own observations (not the paper's claims; not counted)",

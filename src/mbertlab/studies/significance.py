@@ -33,6 +33,7 @@ class Outcome:
     p_hold: float | None = None
     p_fail: float | None = None
     needed: int | None = None  # seeds a side that would decide it at power POWER (inconclusive ones only)
+    effects: tuple[tuple[float, bool], ...] = ()  # the undecided parts' standardized effects (d, two-sample?)
 
     @property
     def p(self) -> float | None:
@@ -118,9 +119,11 @@ def combine_outcomes(parts: list[Outcome], how: str) -> Outcome:
     part p_hold is below α (an intersection–union test), fails when any part fails (the smallest p_fail)."""
     holds = [o.p_hold for o in parts]
     fails = [o.p_fail for o in parts if o.p_fail is not None]
-    needed = [o.needed for o in parts if o.state != HOLDS] or [o.needed for o in parts]  # the undecided parts
+    undecided = [o for o in parts if o.state != HOLDS] or parts
+    needed = [o.needed for o in undecided]
     return Outcome(combine([o.state for o in parts]), how, None if None in holds else max(holds),
-                   min(fails) if fails else None, None if None in needed else max(needed))
+                   min(fails) if fails else None, None if None in needed else max(needed),
+                   tuple(e for o in undecided for e in o.effects))
 
 
 def holm(pvalues: list[float]) -> list[float]:
@@ -151,3 +154,30 @@ def seeds_needed(d: float | None, alpha: float, two_sample: bool = True, power: 
         mid = (low + high) // 2
         low, high = (mid + 1, high) if _power(d, mid, alpha, two_sample) < power else (low, mid)
     return low
+
+
+def seeds_for(effects: tuple[tuple[float, bool], ...], alpha: float) -> int | None:
+    """The seeds a side that decide every undecided part (its standardized effect, two-sample or not) at
+    `alpha`; None without parts or when one of them cannot be decided."""
+    needed = [seeds_needed(d, alpha, two) for d, two in effects]
+    return None if not needed or None in needed else max(needed)
+
+
+def holm_levels(pvalues: list[float], alpha: float) -> list[float]:
+    """The level Holm's step-down holds each p-value to: α / (m − rank), the smallest p at rank 0 (α / m). A
+    claim's seeds needed are computed at its level: at α, they would be too few once the claims are corrected."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    levels = [alpha] * len(pvalues)
+    for rank, i in enumerate(order):
+        levels[i] = alpha / (len(pvalues) - rank)
+    return levels
+
+
+def slope_sign(coef: float, p_two: float, sign: int, alpha: float) -> Outcome:
+    """Is a fitted slope's sign `sign` (+1: positive)? Its fit's two-sided p-value halved in the claimed
+    direction (the one-sided p of a t-test of the slope): below α holds, the opposite one below α fails."""
+    p_hold = p_two / 2 if sign * coef > 0 else 1 - p_two / 2
+    p_fail = 1 - p_hold
+    state = HOLDS if p_hold < alpha else FAILS if p_fail < alpha else INCONCLUSIVE
+    return Outcome(state, f"slope {coef:+.4g}, fit's p = {p_two:.3g} two-sided: one-sided p = {p_hold:.3g}",
+                   p_hold, p_fail)
