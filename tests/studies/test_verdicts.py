@@ -28,7 +28,7 @@ from mbertlab.studies.scorecard import (
     scorecard_tables,
     verdict_counts,
 )
-from mbertlab.studies.significance import holm, seeds_needed
+from mbertlab.analysis.significance import holm, seeds_needed
 from tests.analysis.test_plateau import _by_table
 
 

@@ -1,7 +1,7 @@
 """The checks that test one score against another (learned, transfers, rises, headroom: studies/preconditions.py),
 and their test: the seeds' spread, and the test set's own sampling error.
 
-The claims are decided by the seeds' spread alone (studies/significance.py). A check that asks whether a model
+The claims are decided by the seeds' spread alone (analysis/significance.py). A check that asks whether a model
 is above a control at all must also see that the test set is a sample: at 300 test pairs an accuracy of 0.6 has
 a binomial standard error of 2.8 points, larger than a fixed 2-point margin, and every seed is scored on the same
 pairs, so the seeds' spread does not show it. With `n_test`, each mean's variance gets p(1 − p) / n_test added
@@ -17,7 +17,7 @@ from scipy import stats
 
 from mbertlab.store.results import SELECTED_RUN_KEYS, ResultRow
 from mbertlab.studies.selection import Selection, label, merged, pick
-from mbertlab.studies.significance import FAILS, HOLDS, INCONCLUSIVE, Outcome, too_few, welch
+from mbertlab.analysis.significance import FAILS, HOLDS, INCONCLUSIVE, Outcome, too_few, welch
 
 
 @dataclass(frozen=True)

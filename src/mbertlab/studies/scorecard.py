@@ -1,7 +1,7 @@
 """Reproduction scorecard: a paper's claims (studies/findings.py) decided from results.db rows.
 
 Each finding's checks (studies/preconditions.py) are evaluated first: a failing one makes it *uninformative*.
-The seeds then decide (studies/significance.py): holds, does not hold, or inconclusive when their spread cannot
+The seeds then decide (analysis/significance.py): holds, does not hold, or inconclusive when their spread cannot
 separate the effect; a finding whose rows are missing is *not run*, never a silent pass. The p-values of a
 study's tested claims (the paper's, not our own observations) are corrected for their number by Holm–Bonferroni:
 a claim holds or fails only when its adjusted p is below its α. An inconclusive one says how many seeds a side
@@ -32,7 +32,7 @@ from mbertlab.studies.findings import (
 )
 from mbertlab.studies.selection import deltas, field, label, merged, pick
 from mbertlab.studies.verdict import Side, Verdict, cohen_d, pooled_std
-from mbertlab.studies.significance import (
+from mbertlab.analysis.significance import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
