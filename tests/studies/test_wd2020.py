@@ -198,8 +198,10 @@ def test_baseline_reads_word2vec_of_the_languages_own_text_under_its_tokenizer()
             and j.config.mode != "majority"} == {(200, 50)}
     paper = [j for j in study_jobs(load_spec("wd2020", "paper")) if j.tag("encoder") == "baseline"
              and j.kind == "transfer"]
+    # the paper's steps and dev interval; the BiLSTM's recipe the lab's (the paper's baselines are published
+    # systems whose training it does not state; at Adam 1e-3 the BiLSTM-CRF stayed at F1 0.0: spec, #52)
     assert {(j.config.steps, j.config.eval_every, j.config.feature_lr, j.config.lstm_hidden) for j in paper} == {
-        (10000, 200, 0.001, 256)}
+        (10000, 200, 0.01, 64)}
 
 
 def test_lab_multilingual_encoder_alone_trains_longer():
