@@ -61,24 +61,21 @@ def _within_chance(accuracy: float, n: int, classes: int) -> bool:
     return abs(accuracy - p) < 3 * np.sqrt(p * (1 - p) / n)
 
 
+def _by_target(folder: Path, read, score) -> dict[str, float]:
+    """`score(train, test)` of the classifier fitted on src's training file, on each target's test file."""
+    train = list(read(folder / "src.train.tsv"))
+    return {lang: score(train, list(read(folder / f"{lang}.test.tsv"))) for lang in ("src", "same", "fake", "fake_sov")}
+
+
 def test_nli_bag_of_words_learns_the_source_and_stays_at_chance_across_the_script(generated):
-    xnli = generated / "xnli"
-    train = list(read_xnli(xnli / "src.train.tsv"))
-    results = {}
-    for lang in ("src", "same", "fake", "fake_sov"):
-        test = list(read_xnli(xnli / f"{lang}.test.tsv"))
-        results[lang] = _accuracy(train, test, _nli_features, lambda r: r.label, XNLI_LABELS, surface_features)
+    results = _by_target(generated / "xnli", read_xnli, lambda train, test: _accuracy(
+        train, test, _nli_features, lambda r: r.label, XNLI_LABELS, surface_features))
     assert results["src"] > 0.6, results  # it memorises the source's verb pairs
     assert _within_chance(results["fake"], 1500, 3) and _within_chance(results["fake_sov"], 1500, 3), results
 
 
 def test_mldoc_bag_of_words_transfers_only_where_words_are_shared(generated):
-    mldoc = generated / "mldoc"
-    train = list(read_mldoc(mldoc / "src.train.tsv"))
-    results = {}
-    for lang in ("src", "same", "fake", "fake_sov"):
-        test = list(read_mldoc(mldoc / f"{lang}.test.tsv"))
-        results[lang] = _accuracy(train, test, lambda r: r.text.split(), lambda r: r.label, MLDOC_LABELS,
-                                  lambda r: [len(r.text.split())])
+    results = _by_target(generated / "mldoc", read_mldoc, lambda train, test: _accuracy(
+        train, test, lambda r: r.text.split(), lambda r: r.label, MLDOC_LABELS, lambda r: [len(r.text.split())]))
     assert results["src"] > 0.6 and results["same"] > 0.4, results  # topics are in the words; shared words carry them
     assert _within_chance(results["fake"], 1000, 4) and _within_chance(results["fake_sov"], 1000, 4), results

@@ -9,35 +9,25 @@ import pytest
 
 from mbertlab.data.generate import generate_into, preset_config
 from mbertlab.data.generate.config import quick_preset
-from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.store.results import ResultsDB
-from mbertlab.tokenizers.shards import ShardsConfig, write_shards_into
-from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
 from mbertlab.transfer.config import DataFile, TransferConfig
 from mbertlab.transfer.run import run_transfer_into
+from tests.transfer.tiny_encoder import pretrained_encoder
 
 TEST_PAIRS = 1500
 
 
 @pytest.mark.slow
 def test_a_random_init_encoder_stays_at_chance_on_the_fake_script_xnli(tmp_path):
-    gen, tok, shards, encoder, out = (tmp_path / n for n in ("gen", "tok", "shards", "pretrain", "transfer"))
-    for d in (tok, shards, encoder, out):
-        d.mkdir()
+    gen, out = tmp_path / "gen", tmp_path / "transfer"
+    out.mkdir()
     langs = ["src", "fake"]
     languages = [lang for lang in quick_preset()["languages"] if lang["name"] in langs]
     generate_into(preset_config("quick", 0, {
         "languages": languages, "sentences": {"train": 2000, "dev": 50, "test": 50},
         "tasks": {"nli": {"train": 1500, "dev": 150, "test": TEST_PAIRS}, "mldoc": {"train": 4, "dev": 4, "test": 4}}}),
         gen)
-    train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=2000, languages=langs),
-                         {l: gen / l / "text" / "train.txt" for l in langs}, tok)
-    write_shards_into(ShardsConfig(languages=langs), tok,
-                      {l: {s: gen / l / "text" / f"{s}.txt" for s in ("train", "dev")} for l in langs}, shards)
-    # the shape and tokenizer only: random_init re-draws every weight
-    pretrain_into(PretrainConfig(steps=2, batch_size=8, seq_len=16, checkpoint_every=2, precision="fp32"),
-                  shards, encoder)
+    encoder = pretrained_encoder(gen, tmp_path, langs, steps=2, batch_size=8)  # its shape: random_init re-draws
     config = TransferConfig(
         task="xnli", mode="random_init", lr=3e-4, epochs=3, precision="fp32",
         train=DataFile(lang="src", split="train", path="xnli/src.train.tsv", format="xnli"),

@@ -6,29 +6,18 @@ from __future__ import annotations
 import pytest
 
 from mbertlab.data.generate import generate_into, preset_config
-from mbertlab.pretrain.config import PretrainConfig
-from mbertlab.pretrain.loop import pretrain_into
 from mbertlab.store.results import ResultsDB
-from mbertlab.tokenizers.shards import ShardsConfig, write_shards_into
-from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
 from mbertlab.transfer.config import DataFile, TransferConfig
 from mbertlab.transfer.run import run_transfer_into
+from tests.transfer.tiny_encoder import pretrained_encoder
 
 
 @pytest.mark.slow
 def test_pretrained_pair_transfers_upos_zero_shot(tmp_path):
-    gen, tok, shards, encoder = (tmp_path / n for n in ("gen", "tok", "shards", "pretrain"))
-    for d in (tok, shards, encoder):
-        d.mkdir()
+    gen = tmp_path / "gen"
     generate_into(preset_config("quick", 0, {"sentences": {"train": 20000, "dev": 300, "test": 500}}), gen)
     langs = ["src", "fake"]
-    train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=2000, languages=langs),
-                         {l: gen / l / "text" / "train.txt" for l in langs}, tok)
-    write_shards_into(ShardsConfig(languages=langs), tok,
-                      {l: {s: gen / l / "text" / f"{s}.txt" for s in ("train", "dev")} for l in langs}, shards)
-    # fp32 pinned: `auto` is bf16 on AMX machines and fp32 on others (fp32 on the AVX2 machine this passes on)
-    pretrain_into(PretrainConfig(steps=1000, batch_size=64, seq_len=16, checkpoint_every=1000, precision="fp32"),
-                  shards, encoder)
+    encoder = pretrained_encoder(gen, tmp_path, langs, steps=1000, batch_size=64)
     scores = {}
     for mode in ("finetune", "random_init", "majority"):
         config = TransferConfig(
