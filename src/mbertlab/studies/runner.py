@@ -118,7 +118,7 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] |
     statuses = study_status(spec, ctx.store, only)
     missing = [s for s in statuses if s.state != "done"]
     todo = sum(stage_kind(s.job.kind).weight for s in missing)
-    started, done = time.time(), 0
+    started, cpu, done = time.time(), _cpu_seconds(), 0
     log.info("study %s: %d of %d stages to build", spec.name, len(missing), len(statuses))
     with progress(counts=False) as bar, StageLines(spec.name, len(missing)) as lines:
         # progress is weighted by each stage kind's rough cost, so the ETA is not fooled by cheap stages
@@ -139,7 +139,33 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] |
         else:
             built = _run_parallel(statuses, ctx, jobs, begun, finished)
     log.info("study %s finished in %.1f s", spec.name, time.time() - started)
+    log_run(spec, ctx, jobs, started, cpu, built=len(missing), total=len(statuses))
     return built
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its finished children (the workers)."""
+    import resource
+
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def log_run(spec: StudySpec, ctx: RunContext, jobs: int, started: float, cpu: float, built: int, total: int) -> None:
+    """One line per finished `study run` in <workdir>/runs.jsonl: what a committed run record (studies/record.py)
+    reports as the run's time, machine and precision; a run resumed in parts is several lines."""
+    import json
+
+    from mbertlab.runtime import bf16_supported, processor_name
+    from mbertlab.store.artifacts import environment_info
+
+    env = environment_info()
+    line = {"study": spec.name, "scale": spec.scale, "started": started, "wall_s": round(time.time() - started, 1),
+            "cpu_s": round(_cpu_seconds() - cpu, 1), "jobs": jobs, "stages_built": built, "stages": total,
+            "precision": spec.precision, "processor": processor_name(), "cpu_bf16": bf16_supported(),
+            "cores": cpu_count(), "host": env["host"], "commit": env["git_commit"]}
+    with (ctx.store.workdir / "runs.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line, sort_keys=True) + "\n")
 
 
 def _line_name(status: JobStatus) -> str:
