@@ -341,3 +341,40 @@ def test_the_real_text_spec_pairs_english_with_every_muse_language():
     assert not [j for j in jobs if j.kind == "transfer"]
     test = study_jobs(load_spec(REPO / "studies" / "liu2020-real.yaml", "test"))
     assert {j.config.target for j in test if j.kind == "word_retrieval"} == {"es", "de"}
+
+
+def test_a_committed_record_renders_the_report_and_verdicts_of_the_workdir(study, tmp_path):
+    """papers/records.py on this run: rows, the checks' facts and the run log, replayed with the artifacts gone,
+    give the workdir's own tables and verdicts (issue 51); a record of a half-built study is refused."""
+    import json
+
+    from mbertlab.papers.records import read_record, record_run, recorded_report
+    from mbertlab.report.tables import markdown_table
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.store.results import ResultsDB
+    from mbertlab.studies.designs import get_design
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.studies.report import scorecard, study_verdicts
+
+    spec, ctx, _ = study
+    run = record_run(spec, ctx, tmp_path / "rec")
+    assert run["stages"] == len(study_jobs(spec)) and run["parts"][0]["stages_built"] == run["stages"]
+    assert run["parts"][0]["precision"] == "fp32" and run["parts"][0]["wall_s"] > 0
+    rows, answers, _ = read_record(tmp_path / "rec")
+    assert len(rows) == len(study_rows(spec, ctx)) and all(r["artifact"].count("/") == 1 for r in rows)
+    assert any(k.startswith("plateau|") for k in answers) and any(k.startswith("surface|") for k in answers)
+    live = get_design(spec.design).report(spec, ctx.store, ctx.results).tables + scorecard(spec, ctx)
+    report, verdicts = recorded_report(spec, tmp_path / "rec")
+    assert [markdown_table(t) for t in report.tables] == [markdown_table(t) for t in live]
+    assert [(v.id, v.state, v.test, v.checks) for v in verdicts] == [(v.id, v.state, v.test, v.checks)
+                                                            for v in study_verdicts(spec, ctx)]
+    # a record lacking what a check reads: the check is not evaluated, said so, never passed
+    (tmp_path / "rec" / "facts.json").write_text(json.dumps({k: v for k, v in answers.items()
+                                                             if not k.startswith("plateau|")}))
+    _, blind = recorded_report(spec, tmp_path / "rec")
+    plateau = [c for v in blind for c in v.checks if c.name == "left_plateau"]
+    assert plateau and all(c.passed is None and "not in the recorded run" in c.text for c in plateau)
+    empty = RunContext(ArtifactStore(tmp_path / "empty"), ResultsDB(tmp_path / "empty" / "results.db"), spec.name)
+    with pytest.raises(ConfigError, match="stages not built"):
+        record_run(spec, empty, tmp_path / "rec2")
+    assert not (tmp_path / "rec2").exists()

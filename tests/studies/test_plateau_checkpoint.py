@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mbertlab.store.results import ResultRow
-from mbertlab.studies import preconditions
+from mbertlab.analysis import artifact_facts
 from mbertlab.studies.preconditions import LeftPlateau, evaluate_checks
 
 
@@ -18,7 +18,7 @@ from mbertlab.studies.preconditions import LeftPlateau, evaluate_checks
 def plateau_at_the_entropy(monkeypatch):
     """The plateau losses of the hand-made shard (64 equally frequent tokens): the checkpoint choice is under test
     here, the context-free loss itself in tests/analysis/test_plateau.py (it needs a whole shards folder)."""
-    monkeypatch.setattr(preconditions, "plateau_losses", lambda shards, lang, selection="uniform":
+    monkeypatch.setattr(artifact_facts, "plateau_losses", lambda shards, lang, selection="uniform":
                         (math.log(64), math.log(64)))
 
 

@@ -15,7 +15,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower, TTestPower
 
 from mbertlab.store.results import ResultRow
-from mbertlab.studies import preconditions as checks_module
+from mbertlab.analysis import artifact_facts as checks_module
 from mbertlab.studies.report import with_tags
 from mbertlab.studies.scorecard import (
     FAILS,

@@ -82,6 +82,30 @@ def export_cmd(
     plain_console().print(f"{spec.name} ({spec.scale}): exported {rows} rows of {stages} stages to {out}")
 
 
+@results_app.command("record")
+def record_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Built-in study name or path to a spec YAML."),
+    out: Optional[Path] = typer.Argument(None, help="Folder for the record (default: the built-in paper's "
+                                         "src/mbertlab/papers/<key>/runs/<scale>)."),
+    scale: Optional[str] = typer.Option(None, help="The study's scale, as it was run."),
+) -> None:
+    """Write a whole run's record, small and text, to commit beside its paper: its rows, what its checks read
+    from the artifacts, and its time, machine and precision (papers/records.py); `study report --results`
+    renders from it."""
+    from mbertlab.papers.records import record_run, run_line, runs_folder
+    from mbertlab.store.artifacts import ArtifactStore
+    from mbertlab.store.results import open_results
+    from mbertlab.studies.jobs import RunContext
+    from mbertlab.studies.spec import load_spec
+
+    workdir = state(ctx).workdir
+    spec = load_spec(name, scale)
+    out = out or runs_folder(spec.name, spec.scale)
+    run = record_run(spec, RunContext(ArtifactStore(workdir), open_results(workdir, existing=True), spec.name), out)
+    plain_console().print(f"recorded {run['rows']} rows to {out}: {run_line(run)}")
+
+
 @results_app.command("merge")
 def merge_cmd(
     ctx: typer.Context,

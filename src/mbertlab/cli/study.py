@@ -232,8 +232,12 @@ def report_cmd(
     scale: str | None = typer.Option(None, help=SCALE_HELP),
     set_: list[str] = typer.Option([], "--set", help=SET_HELP),
     out: Path | None = typer.Option(None, help="Output folder (default <workdir>/reports/<study>)."),
+    results_from: Path | None = typer.Option(None, "--results", help="A committed run record (`results record`): "
+                                             "render from it, not from the workdir's results.db."),
+    readme: bool = typer.Option(False, help="With --results: write the paper README's rendered section and "
+                                "studies/README.md's table from the committed records."),
 ) -> None:
-    """Render the study's tables and plots from results.db as Markdown and self-contained HTML."""
+    """Render the study's tables and plots from results.db (or a committed run) as Markdown and HTML."""
     from mbertlab.store.artifacts import ArtifactStore
     from mbertlab.store.results import open_results
     from mbertlab.studies.jobs import RunContext
@@ -241,6 +245,20 @@ def report_cmd(
 
     workdir = state(ctx).workdir
     spec = _spec(name, scale, set_)
+    if results_from is not None:
+        from mbertlab.papers.records import recorded_report, write_readmes
+        from mbertlab.report.render import render_html, render_markdown
+
+        if readme:
+            for path in write_readmes(spec, results_from):
+                console.print(f"rendered: {path}")
+            return
+        report, _ = recorded_report(spec, results_from)
+        target = out or workdir / "reports" / f"{spec.name}-{spec.scale}-recorded"
+        console.print(f"report: {render_html(report, target)}\n        {render_markdown(report, target)}")
+        return
+    if readme:
+        raise ConfigError("--readme: renders from a committed run; give it with --results")
     results = open_results(workdir, existing=True)
     md, html = write_report(spec, RunContext(ArtifactStore(workdir), results, spec.name), out)
     console.print(f"report: {html}\n        {md}")

@@ -30,18 +30,19 @@ one makes the verdict *uninformative*, with the check's numbers. Kinds:
 - at_most, at_least: the rows `select` picks (overriding the side's filters) have their mean at most / at least
   `value`, e.g. "training size is itself significant" before "adding vocabulary adds nothing to it" means
   anything.
-Artifacts are read through the rows' `artifact` paths, resolved under the study's workdir.
+Artifacts are read through the rows' `artifact` paths, resolved under the study's workdir, or replayed from a
+recorded run's answers (analysis/artifact_facts.py).
 """
 from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from mbertlab.analysis.artifact_facts import ArtifactFacts, NotRecorded
 from mbertlab.config import Config
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.gaps import CheckResult, gap_checks, headroom, rises
@@ -126,8 +127,10 @@ Check = Annotated[Learned | Transfers | Headroom | Rises | LeftPlateau | Control
 
 
 def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
-                    workdir: Path | None = None) -> list[CheckResult]:
-    """Each check over the finding's sides (their full filters), worst side first in its text."""
+                    facts: ArtifactFacts | Path | None = None) -> list[CheckResult]:
+    """Each check over the finding's sides (their full filters), worst side first in its text; `facts` reads
+    the artifacts behind the rows (a workdir's, or a recorded run's answers; None: the rows' own paths)."""
+    facts = facts if isinstance(facts, ArtifactFacts) else ArtifactFacts(facts)
     unique = list({json.dumps(s, sort_keys=True, default=str): s for s in sides}.values())
     out = []
     for check in checks:
@@ -146,10 +149,10 @@ def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
         elif isinstance(check, Bound):
             out.append(_bound(name, check, unique, rows))
         elif isinstance(check, LeftPlateau):
-            out.append(_per_artifact(name, unique, rows, workdir, lambda p, steps: _plateau(check, p, steps),
+            out.append(_per_artifact(name, unique, rows, facts, lambda p, steps: _plateau(check, facts, p, steps),
                                      "pretrain"))
         else:
-            out.append(_per_artifact(name, unique, rows, workdir, lambda p, _: _surface(check, p), "transfer"))
+            out.append(_per_artifact(name, unique, rows, facts, lambda p, _: _surface(check, facts, p), "transfer"))
     return out
 
 
@@ -185,20 +188,7 @@ def _bound(name: str, check: Bound, sides: list[Selection], rows: list[ResultRow
     return CheckResult(name, passed, "; ".join(texts))
 
 
-def artifact_dir(path: str, workdir: Path | None) -> Path:
-    """An artifact's directory, `<stage>/<hash>` under the study's workdir (a moved workdir still resolves)."""
-    p = Path(path)
-    return workdir / p.parent.name / p.name if workdir is not None else p
-
-
-def _inputs(directory: Path, workdir: Path | None) -> list[Path]:
-    found = directory / "inputs.json"
-    if not found.is_file():
-        return []
-    return [artifact_dir(i["path"], workdir) for i in json.loads(found.read_text(encoding="utf-8"))]
-
-
-def _behind(top: Path, stages: tuple[str, ...], workdir: Path | None) -> list[Path]:
+def _behind(facts: ArtifactFacts, top: str, stages: tuple[str, ...]) -> list[str]:
     """The artifacts of `stages` that `top` is or reads, however deep (a correlation reads transfers that read
     a pretraining), not looking past one that is found."""
     found, todo, seen = [], [top], set()
@@ -207,26 +197,29 @@ def _behind(top: Path, stages: tuple[str, ...], workdir: Path | None) -> list[Pa
         if d in seen:
             continue
         seen.add(d)
-        if d.parent.name in stages:
+        if d.split("/")[0] in stages:
             found.append(d)
         else:
-            todo += _inputs(d, workdir)
+            todo += facts.inputs(d)
     return found
 
 
-def _per_artifact(name: str, sides: list[Selection], rows: list[ResultRow], workdir: Path | None, measure,
+def _per_artifact(name: str, sides: list[Selection], rows: list[ResultRow], facts: ArtifactFacts, measure,
                   stage: str) -> CheckResult:
-    """`measure(directory, steps) -> (gap, words)` (a gap > 0 passes) over every `stage` artifact behind the rows,
+    """`measure(artifact, steps) -> (gap, words)` (a gap > 0 passes) over every `stage` artifact behind the rows,
     with the checkpoint steps the rows used of it (None: the final model)."""
     stages = (stage, *ENCODERS_TRAINED_ELSEWHERE) if stage == "pretrain" else (stage,)
-    found: dict[Path, set] = {}
-    for side in sides:
-        for r in pick(rows, side):
-            for d in _behind(artifact_dir(r.artifact, workdir), stages, workdir) if r.artifact else ():
-                found.setdefault(d, set()).add(used_step(r))
-    if not found:
-        return CheckResult(name, None, f"no {stage} artifact behind the rows of {label(sides[0])}")
-    results = [measure(d, steps) for d, steps in found.items()]
+    found: dict[str, set] = {}
+    try:
+        for side in sides:
+            for r in pick(rows, side):
+                for d in _behind(facts, facts.locate(r.artifact), stages) if r.artifact else ():
+                    found.setdefault(d, set()).add(used_step(r))
+        if not found:
+            return CheckResult(name, None, f"no {stage} artifact behind the rows of {label(sides[0])}")
+        results = [measure(d, steps) for d, steps in found.items()]
+    except NotRecorded as e:
+        return CheckResult(name, None, str(e))
     missing = [words for gap, words in results if gap is None]
     if missing:
         return CheckResult(name, None, missing[0])
@@ -234,22 +227,38 @@ def _per_artifact(name: str, sides: list[Selection], rows: list[ResultRow], work
     return CheckResult(name, gap > 0, ("closest: " if gap > 0 else "") + words)
 
 
-@lru_cache(maxsize=256)
-def plateau_losses(shards: Path, lang: str, selection: str = "uniform") -> tuple[float, float]:
-    """(unigram entropy, context-free loss) in nats of a language's training tokens: the dev loss of a model that
-    predicts every masked token from word frequencies alone, and that of the best one that ignores context but
-    reads the token shown at a masked position under the run's 80/10/10 masking (analysis/plateau.py)."""
-    import numpy as np
+def _plateau(check: LeftPlateau, facts: ArtifactFacts, pretrain: str,
+             steps: set | frozenset = frozenset({None})) -> tuple[float | None, str]:
+    """The worst language at the worst checkpoint the rows used."""
+    stage = pretrain.split("/")[0]
+    if stage in ENCODERS_TRAINED_ELSEWHERE:
+        return math.inf, f"{pretrain}: an encoder not pretrained here"
+    shards = next((d for d in facts.inputs(pretrain) if d.split("/")[0] == "shards"), None)
+    losses = {step: facts.dev_losses(pretrain, step) for step in sorted(steps, key=lambda s: (s is None, s or 0))}
+    if not all(losses.values()) or shards is None:
+        return None, f"{pretrain}: no dev losses (metrics.jsonl) or no shards input"
+    selection = facts.setting(pretrain, "selection", "uniform")
+    gaps = [(facts.plateau(shards, lang, selection), lang, loss, step)
+            for step, by_lang in losses.items() for lang, loss in by_lang.items()]
+    (entropy, free), lang, loss, step = min(gaps, key=lambda g: g[0][1] - g[2])
+    at = "" if step is None else f" (checkpoint {step})"
+    return free - loss - check.nats, (f"{pretrain} {lang}{at}: dev loss {loss:.3f} vs context-free "
+                                      f"{free:.3f} nats ({free - loss:.3f} below, needs ≥ {check.nats:g}; "
+                                      f"unigram entropy {entropy:.3f})")
 
-    from mbertlab.analysis.plateau import context_free_loss, selected_distribution
-    from mbertlab.tokenizers.shards import ShardReader, _n_specials
 
-    reader = ShardReader(shards)
-    counts = np.bincount(reader.tokens(lang), minlength=reader.vocab_size)
-    weights = np.maximum(reader.token_counts(), 1).astype(np.float64) ** -0.5 if selection == "rare" else None
-    p = counts[counts > 0] / counts.sum()
-    s = selected_distribution(counts, weights)
-    return float(-(p * np.log(p)).sum()), context_free_loss(s, _n_specials(reader.tokenizer_dir))
+def _surface(check: Surface, facts: ArtifactFacts, transfer: str) -> tuple[float | None, str]:
+    data = next((d for d in facts.inputs(transfer) if d.split("/")[0] not in
+                 ("pretrain", *ENCODERS_TRAINED_ELSEWHERE)), None)
+    if data is None or facts.setting(transfer, "task") != "xnli":
+        return None, f"{transfer}: no XNLI data input"
+    train = facts.setting(transfer, "train")[0]["path"]
+    tests = [f["path"] for f in facts.setting(transfer, "evaluate")
+             if f.get("split") == "test" and not f.get("hypothesis_path")]
+    acc, test = max(((facts.surface(data, train, test), test) for test in tests),
+                    key=lambda x: abs(x[0] - check.chance))
+    return check.margin - abs(acc - check.chance), (f"surface-only accuracy {acc:.3f} on {test} "
+                                                    f"(chance {check.chance:.3f} ± {check.margin:g})")
 
 
 def used_step(row: ResultRow) -> int | None:
@@ -258,59 +267,3 @@ def used_step(row: ResultRow) -> int | None:
     value = row.extra.get("row checkpoint", row.extra.get("checkpoint"))
     return int(value) if str(value).isdigit() else None
 
-
-def final_dev_loss(pretrain: Path, step: int | None = None) -> dict[str, float]:
-    """Each language's dev MLM loss at the last evaluated step of a pretraining (its metrics.jsonl), or at the
-    last evaluated step up to `step` (a checkpoint's)."""
-    last: dict[str, tuple[int, float]] = {}
-    path = pretrain / "metrics.jsonl"
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            rec = json.loads(line)
-            if "lang" in rec and "loss" in rec and rec["step"] >= last.get(rec["lang"], (-1, 0.0))[0] and \
-                    (step is None or rec["step"] <= step):
-                last[rec["lang"]] = (rec["step"], rec["loss"])
-    return {lang: loss for lang, (_, loss) in last.items()}
-
-
-def _plateau(check: LeftPlateau, pretrain: Path,
-             steps: set | frozenset = frozenset({None})) -> tuple[float | None, str]:
-    """The worst language at the worst checkpoint the rows used."""
-    if pretrain.parent.name in ENCODERS_TRAINED_ELSEWHERE:
-        return math.inf, f"{pretrain.parent.name}/{pretrain.name}: an encoder not pretrained here"
-    shards = next((d for d in _inputs(pretrain, pretrain.parent.parent) if d.parent.name == "shards"), None)
-    losses = {step: final_dev_loss(pretrain, step) for step in steps}
-    if not all(losses.values()) or shards is None:
-        return None, f"pretrain/{pretrain.name}: no dev losses (metrics.jsonl) or no shards input"
-    config = pretrain / "config.json"
-    selection = json.loads(config.read_text(encoding="utf-8")).get("selection", "uniform") if config.is_file() \
-        else "uniform"
-    gaps = [(plateau_losses(shards, lang, selection), lang, loss, step)
-            for step, by_lang in losses.items() for lang, loss in by_lang.items()]
-    (entropy, free), lang, loss, step = min(gaps, key=lambda g: g[0][1] - g[2])
-    at = "" if step is None else f" (checkpoint {step})"
-    return free - loss - check.nats, (f"pretrain/{pretrain.name} {lang}{at}: dev loss {loss:.3f} vs context-free "
-                                      f"{free:.3f} nats ({free - loss:.3f} below, needs ≥ {check.nats:g}; "
-                                      f"unigram entropy {entropy:.3f})")
-
-
-def _surface(check: Surface, transfer: Path) -> tuple[float | None, str]:
-    config = json.loads((transfer / "config.json").read_text(encoding="utf-8"))
-    data = next((d for d in _inputs(transfer, transfer.parent.parent) if d.parent.name not in
-                 ("pretrain", *ENCODERS_TRAINED_ELSEWHERE)), None)
-    if data is None or config.get("task") != "xnli":
-        return None, f"transfer/{transfer.name}: no XNLI data input"
-    train = data / config["train"][0]["path"]
-    tests = [data / f["path"] for f in config["evaluate"] if f.get("split") == "test" and not f.get("hypothesis_path")]
-    scores = [(_surface_accuracy(train, test), test) for test in tests]
-    acc, test = max(scores, key=lambda x: abs(x[0] - check.chance))
-    where = test.relative_to(data)
-    return check.margin - abs(acc - check.chance), (f"surface-only accuracy {acc:.3f} on {where} "
-                                                    f"(chance {check.chance:.3f} ± {check.margin:g})")
-
-
-@lru_cache(maxsize=256)
-def _surface_accuracy(train: Path, test: Path) -> float:
-    from mbertlab.analysis.surface import surface_baseline_accuracy
-
-    return surface_baseline_accuracy(train, test)

@@ -31,18 +31,22 @@ def with_tags(extra: dict, tags: dict) -> dict:
     return {**extra, **clashes, **tags}
 
 
-def scorecard(spec: StudySpec, ctx: RunContext) -> list[Table]:
-    """The scorecard tables (the paper's claims; our own observations apart); none without findings."""
+def study_verdicts(spec: StudySpec, ctx: RunContext, facts=None) -> list:
+    """Every finding's verdict over the study's rows; `facts` reads the artifacts behind them (the workdir's
+    unless given: a committed run's answers, papers/records.py)."""
     from mbertlab.studies.runner import spec_section
-    from mbertlab.studies.scorecard import (
-        evaluate_findings,
-        parse_findings,
-        scorecard_tables,
-    )
+    from mbertlab.studies.scorecard import evaluate_findings, parse_findings
 
     findings = parse_findings(spec_section(spec, "findings"), spec.source)
-    rows = study_rows(spec, ctx)
-    return scorecard_tables(evaluate_findings(findings, rows, ctx.store.workdir)) if findings else []
+    return evaluate_findings(findings, study_rows(spec, ctx), facts or ctx.store.workdir) if findings else []
+
+
+def scorecard(spec: StudySpec, ctx: RunContext, facts=None) -> list[Table]:
+    """The scorecard tables (the paper's claims; our own observations apart); none without findings."""
+    from mbertlab.studies.scorecard import scorecard_tables
+
+    verdicts = study_verdicts(spec, ctx, facts)
+    return scorecard_tables(verdicts) if verdicts else []
 
 
 def ran_on(spec: StudySpec, ctx: RunContext) -> str:

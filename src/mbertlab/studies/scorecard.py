@@ -15,6 +15,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from mbertlab.analysis.artifact_facts import ArtifactFacts
 from mbertlab.report.tables import Table
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.preconditions import evaluate_checks
@@ -114,7 +115,7 @@ def _selections(finding: Finding, rows: list[ResultRow]) -> list[dict]:
     return [finding.a, finding.b]
 
 
-def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> Verdict:
+def _evaluate(finding: Finding, rows: list[ResultRow], facts: ArtifactFacts) -> Verdict:
     if isinstance(finding, Untested):
         return _verdict(finding, (), NOT_RUN, None, None, f"not tested: {finding.why}")
     sels = _selections(finding, rows)
@@ -124,7 +125,7 @@ def _evaluate(finding: Finding, rows: list[ResultRow], workdir: Path | None) -> 
     empty = [s.label for s in sides if s.n == 0]
     if empty:
         return _verdict(finding, sides, NOT_RUN, None, None, "no rows for " + "; ".join(empty))
-    checks = evaluate_checks(finding.checks, [merged(finding.where, s) for s in sels], rows, workdir)
+    checks = evaluate_checks(finding.checks, [merged(finding.where, s) for s in sels], rows, facts)
     failing = [c for c in checks if not c.passed]
     if failing:
         what = ", ".join(f"{c.name} {'failed' if c.passed is False else 'not evaluated'}" for c in failing)
@@ -303,11 +304,13 @@ def _needed_at(v: Verdict, level: float) -> Verdict:
     return replace(v, needed=seeds_for(v.effects, level)) if v.state == INCONCLUSIVE and v.effects else v
 
 
-def evaluate_findings(findings: list[Finding], rows: list[ResultRow], workdir: Path | None = None,
+def evaluate_findings(findings: list[Finding], rows: list[ResultRow], facts: ArtifactFacts | Path | None = None,
                       correct: bool = True) -> list[Verdict]:
     """Every finding's verdict; Holm-corrected over the study's tested claims unless `correct` is off.
-    `workdir` resolves the artifacts some checks read (the rows' own paths without it)."""
-    verdicts = [_evaluate(f, rows, workdir) for f in findings]
+    `facts` reads the artifacts some checks read: a workdir's (the rows' own paths without one), or a recorded
+    run's answers (analysis/artifact_facts.py)."""
+    facts = facts if isinstance(facts, ArtifactFacts) else ArtifactFacts(facts)
+    verdicts = [_evaluate(f, rows, facts) for f in findings]
     return adjust(verdicts) if correct else verdicts
 
 

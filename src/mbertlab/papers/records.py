@@ -1,0 +1,212 @@
+"""A paper's lab run committed beside it, and the README sections rendered from it (issue 51).
+
+`papers/<key>/runs/<scale>/` holds, small and text: `rows.jsonl` (every result row of the spec's stages, each
+artifact named `stage/hash`), `facts.json` (what the verdicts' checks read from the artifacts: dev losses,
+context-free losses, surface-only accuracies, the inputs between artifacts; analysis/artifact_facts.py) and
+`run.json` (commit, dates, processor and its bf16, precision, --jobs, wall and CPU time of each part of the run,
+stages, the spec version). From them and the spec alone, `study report NAME --results DIR --readme` renders the
+report's tables and scorecard into the paper's README and the verdict counts into studies/README.md, between
+markers; tests/papers/test_rendered_readmes.py holds the READMEs equal to what it renders."""
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from mbertlab.analysis.artifact_facts import ArtifactFacts, artifact_key
+from mbertlab.errors import ConfigError
+from mbertlab.report.render import Report
+from mbertlab.report.tables import markdown_table
+from mbertlab.store.artifacts import ArtifactStore
+from mbertlab.store.results import ResultRow, ResultsDB
+from mbertlab.studies.jobs import RunContext
+from mbertlab.studies.spec import StudySpec
+
+PAPERS = Path(__file__).resolve().parent
+STUDIES_README = PAPERS.parents[2] / "studies" / "README.md"
+FILES = ("rows.jsonl", "facts.json", "run.json")
+
+
+def runs_folder(name: str, scale: str = "lab") -> Path:
+    return PAPERS / name / "runs" / scale
+
+
+def record_run(spec: StudySpec, ctx: RunContext, out: Path) -> dict:
+    """Write the study's rows, the checks' facts and the run record to `out` (replacing a record there); the
+    run record. Refused while a stage is missing: a record is of a whole run."""
+    from mbertlab.studies.exchange import spec_version
+    from mbertlab.studies.report import study_verdicts
+    from mbertlab.studies.rows import rows_by_job
+    from mbertlab.studies.runner import study_jobs, study_status
+
+    statuses = study_status(spec, ctx.store)
+    missing = [s for s in statuses if s.state != "done"]
+    if missing:
+        raise ConfigError(f"{spec.name} ({spec.scale}): {len(missing)} of {len(statuses)} stages not built (e.g. "
+                          f"{missing[0].stage}/{missing[0].hash}); run the study to the end before recording it")
+    rows = [row for rows in rows_by_job(study_jobs(spec), ctx.store, ctx.results).values() for row in rows]
+    records = sorted((json.dumps({**asdict(row), "artifact": artifact_key(row.artifact)}, sort_keys=True)
+                      for row in rows))
+    facts = ArtifactFacts(ctx.store.workdir)
+    study_verdicts(spec, ctx, facts)  # every fact a check reads, remembered
+    run = {"study": spec.name, "scale": spec.scale, "spec_version": spec_version(statuses), "stages": len(statuses),
+           "rows": len(records), "recorded": time.strftime("%Y-%m-%d", time.gmtime()),
+           "parts": _parts(ctx.store.workdir, spec)}
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {"rows.jsonl": "".join(r + "\n" for r in records),
+             "facts.json": json.dumps(facts.answers, indent=0, sort_keys=True) + "\n",
+             "run.json": json.dumps(run, indent=1, sort_keys=True) + "\n"}
+    for name, text in texts.items():  # each file whole or not at all
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out / name)
+    return run
+
+
+def _parts(workdir: Path, spec: StudySpec) -> list[dict]:
+    """The workdir's `study run` log lines of this study and scale (studies/runner.py), oldest first: one part
+    for a run from a clean workdir to the end, more when it was resumed."""
+    path = workdir / "runs.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line] \
+        if path.is_file() else []
+    parts = [line for line in lines if line.get("study") == spec.name and line.get("scale") == spec.scale
+             and line.get("stages_built")]
+    if not parts:
+        raise ConfigError(f"{path}: no `study run` of {spec.name} ({spec.scale}) logged there; a record needs the "
+                          "run's time (run the study in this workdir)")
+    return parts
+
+
+def read_record(folder: Path) -> tuple[list[dict], dict, dict]:
+    """(rows, facts, run) of a committed record; a missing file is a one-line error."""
+    for name in FILES:
+        if not (folder / name).is_file():
+            raise ConfigError(f"{folder / name}: missing; expected a run record (`mbertlab results record`)")
+    rows = [json.loads(line) for line in (folder / "rows.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return (rows, json.loads((folder / "facts.json").read_text(encoding="utf-8")),
+            json.loads((folder / "run.json").read_text(encoding="utf-8")))
+
+
+def recorded_report(spec: StudySpec, folder: Path) -> tuple[Report, list]:
+    """The study's report (design tables and scorecard) and its verdicts, computed from a record alone."""
+    from mbertlab.studies.designs import get_design
+    from mbertlab.studies.report import study_verdicts
+    from mbertlab.studies.scorecard import scorecard_tables
+
+    rows, answers, run = read_record(folder)
+    if run.get("study") != spec.name or run.get("scale") != spec.scale:
+        raise ConfigError(f"{folder}: a record of {run.get('study')!r} ({run.get('scale')}), not of {spec.name!r} "
+                          f"({spec.scale})")
+    with tempfile.TemporaryDirectory(prefix="mbertlab-record-") as tmp:
+        workdir = Path(tmp)
+        ctx = RunContext(ArtifactStore(workdir), ResultsDB(workdir / "results.db"), spec.name)
+        ctx.results.add(ResultRow(**{**r, "artifact": str(workdir / r["artifact"])}) for r in rows)
+        report = get_design(spec.design).report(spec, ctx.store, ctx.results)
+        verdicts = study_verdicts(spec, ctx, ArtifactFacts(recorded=answers))
+        report.tables.extend(scorecard_tables(verdicts) if verdicts else [])
+    report.ran_on = run_line(run)
+    return report, verdicts
+
+
+def run_line(run: dict) -> str:
+    """The run record in one sentence: when, on what, how long."""
+    parts = run["parts"]
+    wall, cpu = sum(p["wall_s"] for p in parts), sum(p["cpu_s"] for p in parts)
+    machines = sorted({f"{p['processor']} ({p['cores']} cores, bf16 {'yes' if p['cpu_bf16'] else 'no'})"
+                       for p in parts})
+    commits = sorted({(p.get("commit") or "unknown")[:7] for p in parts})
+    days = sorted({time.strftime("%Y-%m-%d", time.gmtime(p["started"])) for p in parts})
+    return (f"{run['study']} ({run['scale']}): {run['stages']} stages, {duration(wall)} wall and {cpu:,.0f} s CPU "
+            f"in {len(parts)} part{'s' if len(parts) > 1 else ''} ({', '.join(days)}), `--jobs "
+            f"{'/'.join(sorted({str(p['jobs']) for p in parts}))}`, precision "
+            f"{'/'.join(sorted({p['precision'] for p in parts}))}, on {'; '.join(machines)}, commit "
+            f"{', '.join(commits)}; spec version {run['spec_version']}.")
+
+
+def duration(seconds: float) -> str:
+    h, rest = divmod(round(seconds), 3600)
+    m, s = divmod(rest, 60)
+    return f"{h} h {m:02d} min {s:02d} s" if h else f"{m} min {s:02d} s"
+
+
+def readme_section(spec: StudySpec, folder: Path) -> str:
+    """What goes between a paper README's markers: the run line, the verdict counts, every table."""
+    from mbertlab.studies.scorecard import verdict_counts
+
+    report, verdicts = recorded_report(spec, folder)
+    counts = verdict_counts(verdicts)
+    lines = [report.ran_on, "", f"Verdicts on the paper's {sum(counts.values())} claims: " +
+             ", ".join(f"{n} {state}" for state, n in counts.items()) + ".", ""]
+    return "\n".join(lines + [markdown_table(t) for t in report.tables]).rstrip() + "\n"
+
+
+def marker(name: str, scale: str) -> tuple[str, str]:
+    rel = runs_folder(name, scale).relative_to(PAPERS.parents[1])
+    return (f"<!-- rendered by `mbertlab study report {name} --scale {scale} --results src/{rel} --readme` "
+            "from the committed run; edit the run, not this -->", "<!-- end of rendered section -->")
+
+
+def replace_between(text: str, start: str, end: str, body: str, where: Path) -> str:
+    """`text` with what lies between the markers replaced by `body`; one line of error when they are absent."""
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise ConfigError(f"{where}: expected one pair of markers `{start}` ... `{end}` for the rendered section")
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}\n{body}{end}{tail}"
+
+
+def between(text: str, start: str, end: str) -> str | None:
+    if start not in text or end not in text:
+        return None
+    return text.split(start, 1)[1].split(end, 1)[0].removeprefix("\n")
+
+
+PAPER_KEYS = ("wd2019", "wd2020", "k2020", "liu2020", "lms2023")
+
+
+def studies_table(scale: str = "lab") -> str:
+    """studies/README.md's table of the five papers: each committed run's time and verdict counts."""
+    from mbertlab.studies.scorecard import STATES, verdict_counts
+    from mbertlab.studies.spec import load_spec
+
+    head = ["study", "README", f"{scale} run", "claims", *STATES]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key in PAPER_KEYS:
+        folder, link = runs_folder(key, scale), f"[{key}](../src/mbertlab/papers/{key}/README.md)"
+        if not (folder / "run.json").is_file():
+            lines.append(f"| `{key}` | {link} | not yet re-run on the generated world |" + " — |" * (len(head) - 3))
+            continue
+        _, verdicts = recorded_report(load_spec(key, scale), folder)
+        _, _, run = read_record(folder)
+        counts = verdict_counts(verdicts)
+        wall = duration(sum(p["wall_s"] for p in run["parts"]))
+        cells = [f"`{key}`", link, f"{wall}, {run['stages']} stages, {len(run['parts'])} part(s), {run['recorded']}",
+                 str(sum(counts.values())), *(str(counts[s]) for s in STATES)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+STUDIES_MARKERS = ("<!-- rendered from src/mbertlab/papers/*/runs/lab by `mbertlab study report KEY --results "
+                   "src/mbertlab/papers/KEY/runs/lab --readme`; edit the runs, not this -->",
+                   "<!-- end of rendered section -->")
+
+
+def write_readmes(spec: StudySpec, folder: Path) -> list[Path]:
+    """Render the paper's README section from its record, and studies/README.md's table; the files written."""
+    readme = PAPERS / spec.name / "README.md"
+    if not readme.is_file() or runs_folder(spec.name, spec.scale) != folder.resolve():
+        raise ConfigError(f"{folder}: --readme renders a built-in paper's committed run "
+                          f"(src/mbertlab/papers/<key>/runs/<scale>), not {spec.name!r} from here")
+    start, end = marker(spec.name, spec.scale)
+    readme.write_text(replace_between(readme.read_text(encoding="utf-8"), start, end, readme_section(spec, folder),
+                                      readme), encoding="utf-8")
+    return [readme, write_studies_readme()]
+
+
+def write_studies_readme() -> Path:
+    start, end = STUDIES_MARKERS
+    text = STUDIES_README.read_text(encoding="utf-8")
+    STUDIES_README.write_text(replace_between(text, start, end, studies_table(), STUDIES_README), encoding="utf-8")
+    return STUDIES_README
