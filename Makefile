@@ -23,6 +23,6 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
 	other=$$(env -u MBERTLAB_CPU_BF16 $(BIN)/python -c 'from mbertlab.runtime import bf16_supported as b; \
 	print(int(not b()))') && MBERTLAB_CPU_BF16=$$other $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m numbers

@@ -7,12 +7,14 @@ import pytest
 from mbertlab.data.generate import generate_into, preset_config
 from mbertlab.tokenizers.shards import ShardsConfig, write_shards_into
 from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
+from tests.conftest import NO_TASKS
 
 
 def make_shards(root: Path, languages: list[str], train_sentences: int = 3000, markers: bool = False) -> Path:
     gen = root / "gen"
     if not gen.exists():
-        generate_into(preset_config("quick", 0, {"sentences": {"train": train_sentences, "dev": 200, "test": 10}}), gen)
+        generate_into(preset_config("quick", 0, {"sentences": {"train": train_sentences, "dev": 200, "test": 10},
+                                                   "tasks": NO_TASKS}), gen)
     tok, shards = root / "tok", root / "shards"
     tok.mkdir(exist_ok=True)
     shards.mkdir(exist_ok=True)

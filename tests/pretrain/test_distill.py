@@ -32,6 +32,7 @@ from mbertlab.pretrain.model import new_model, pretraining_loss
 from mbertlab.tokenizers.shards import ShardReader, ShardsConfig, write_shards_into
 from mbertlab.tokenizers.train import TokenizerConfig, train_tokenizer_into
 from tests.pretrain.test_training import RESUME_STEPS, RUN, TINY
+from tests.conftest import NO_TASKS
 
 
 def kl(q: list[float], p: list[float]) -> float:
@@ -257,7 +258,8 @@ def small_and_large_shards(root: Path, large: int = 3000, small: int = 300) -> t
     """One generated language: shards of its first `small` and of all `large` training sentences, sharing one
     vocabulary and one dev set."""
     gen, tok = root / "gen", root / "tok"
-    generate_into(preset_config("quick", 0, {"sentences": {"train": large, "dev": 200, "test": 10}}), gen)
+    generate_into(preset_config("quick", 0, {"sentences": {"train": large, "dev": 200, "test": 10},
+                                               "tasks": NO_TASKS}), gen)
     text = gen / "src" / "text"
     (root / "small.txt").write_text("".join((text / "train.txt").read_text().splitlines(True)[:small]))
     tok.mkdir()

@@ -27,7 +27,8 @@ def tiny(tmp_path_factory) -> Tiny:
 
     root = tmp_path_factory.mktemp("tiny")
     data, tok, enc = root / "gen", root / "tok", root / "enc"
-    generate_into(preset_config("quick", 0, {"sentences": {"train": 600, "dev": 100, "test": 100}}), data)
+    generate_into(preset_config("quick", 0, {"sentences": {"train": 600, "dev": 100, "test": 100}, "tasks": {
+        "nli": {"train": 1500, "dev": 150, "test": 150}, "mldoc": {"train": 50, "dev": 20, "test": 20}}}), data)
     tok.mkdir()
     langs = ["src", "fake"]
     train_tokenizer_into(TokenizerConfig(kind="word", vocab_size=2000, languages=langs),

@@ -10,12 +10,14 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.transfer.config import DataFile, TransferConfig
 from mbertlab.transfer.run import run_transfer_into
 from tests.transfer.tiny_encoder import pretrained_encoder
+from tests.conftest import NO_TASKS
 
 
 @pytest.mark.slow
 def test_pretrained_pair_transfers_upos_zero_shot(tmp_path):
     gen = tmp_path / "gen"
-    generate_into(preset_config("quick", 0, {"sentences": {"train": 20000, "dev": 300, "test": 500}}), gen)
+    generate_into(preset_config("quick", 0, {"sentences": {"train": 20000, "dev": 300, "test": 500},
+                                               "tasks": NO_TASKS}), gen)
     langs = ["src", "fake"]
     encoder = pretrained_encoder(gen, tmp_path, langs, steps=1000, batch_size=64)
     scores = {}
