@@ -8,11 +8,11 @@ import pytest
 from mbertlab.errors import ConfigError
 from mbertlab.papers.records import (
     PAPER_KEYS,
-    PAPERS,
     STUDIES_MARKERS,
     STUDIES_README,
     between,
     marker,
+    readme_of,
     readme_section,
     replace_between,
     runs_folder,
@@ -21,16 +21,15 @@ from mbertlab.papers.records import (
 from mbertlab.studies.spec import load_spec
 
 
-@pytest.mark.parametrize("key", PAPER_KEYS)
-def test_a_papers_rendered_section_is_what_its_committed_run_renders(key):
-    text = (PAPERS / key / "README.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize("key", [*PAPER_KEYS, "quick"])
+def test_a_studys_rendered_section_is_what_its_committed_run_renders(key):
+    text = readme_of(key).read_text(encoding="utf-8")
     start, end = marker(key, "lab")
     if not (runs_folder(key) / "run.json").is_file():
         assert start not in text, f"{key}: a rendered section with no committed run behind it"
         return
     assert between(text, start, end) == readme_section(load_spec(key, "lab"), runs_folder(key)), (
-        f"{key}/README.md differs from its committed run: mbertlab study report {key} --results "
-        f"src/mbertlab/papers/{key}/runs/lab --readme")
+        f"{readme_of(key)} differs from {key}'s committed run: {start}")
 
 
 def test_the_studies_table_is_what_the_committed_runs_render():

@@ -27,10 +27,22 @@ from mbertlab.studies.spec import StudySpec
 PAPERS = Path(__file__).resolve().parent
 STUDIES_README = PAPERS.parents[2] / "studies" / "README.md"
 FILES = ("rows.jsonl", "facts.json", "run.json")
+PAPER_KEYS = ("wd2019", "wd2020", "k2020", "liu2020", "lms2023")
 
 
 def runs_folder(name: str, scale: str = "lab") -> Path:
-    return PAPERS / name / "runs" / scale
+    """Where a built-in study's committed run lives: `papers/<key>/runs/<scale>` for a paper's spec, and beside its
+    paper as `runs/<name>-<scale>` for another spec of that home (quick: papers/k2020/runs/quick-lab)."""
+    from mbertlab.studies.spec import builtin_specs
+
+    spec = builtin_specs().get(name)
+    home = Path(str(spec)).parent if spec is not None else PAPERS / name
+    return home / "runs" / (scale if home.name == name else f"{name}-{scale}")
+
+
+def readme_of(name: str) -> Path:
+    """The README a study's rendered section lives in: the paper's own, else studies/README.md (quick)."""
+    return PAPERS / name / "README.md" if name in PAPER_KEYS else STUDIES_README
 
 
 def record_run(spec: StudySpec, ctx: RunContext, out: Path) -> dict:
@@ -137,15 +149,16 @@ def readme_section(spec: StudySpec, folder: Path) -> str:
 
     report, verdicts = recorded_report(spec, folder)
     counts = verdict_counts(verdicts)
-    lines = [report.ran_on, "", f"Verdicts on the paper's {sum(counts.values())} claims: " +
-             ", ".join(f"{n} {state}" for state, n in counts.items()) + ".", ""]
+    lines = [report.ran_on, ""] + ([f"Verdicts on the paper's {sum(counts.values())} claims: " +
+                                    ", ".join(f"{n} {state}" for state, n in counts.items()) + ".", ""]
+                                   if verdicts else [])
     return "\n".join(lines + [markdown_table(t) for t in report.tables]).rstrip() + "\n"
 
 
 def marker(name: str, scale: str) -> tuple[str, str]:
     rel = runs_folder(name, scale).relative_to(PAPERS.parents[1])
     return (f"<!-- rendered by `mbertlab study report {name} --scale {scale} --results src/{rel} --readme` "
-            "from the committed run; edit the run, not this -->", "<!-- end of rendered section -->")
+            "from the committed run; edit the run, not this -->", f"<!-- end of the rendered {name} {scale} run -->")
 
 
 def replace_between(text: str, start: str, end: str, body: str, where: Path) -> str:
@@ -162,8 +175,6 @@ def between(text: str, start: str, end: str) -> str | None:
         return None
     return text.split(start, 1)[1].split(end, 1)[0].removeprefix("\n")
 
-
-PAPER_KEYS = ("wd2019", "wd2020", "k2020", "liu2020", "lms2023")
 
 
 def studies_table(scale: str = "lab") -> str:
@@ -190,19 +201,19 @@ def studies_table(scale: str = "lab") -> str:
 
 STUDIES_MARKERS = ("<!-- rendered from src/mbertlab/papers/*/runs/lab by `mbertlab study report KEY --results "
                    "src/mbertlab/papers/KEY/runs/lab --readme`; edit the runs, not this -->",
-                   "<!-- end of rendered section -->")
+                   "<!-- end of the rendered table of the papers' runs -->")
 
 
 def write_readmes(spec: StudySpec, folder: Path) -> list[Path]:
     """Render the paper's README section from its record, and studies/README.md's table; the files written."""
-    readme = PAPERS / spec.name / "README.md"
-    if not readme.is_file() or runs_folder(spec.name, spec.scale) != folder.resolve():
-        raise ConfigError(f"{folder}: --readme renders a built-in paper's committed run "
-                          f"(src/mbertlab/papers/<key>/runs/<scale>), not {spec.name!r} from here")
+    readme = readme_of(spec.name)
+    if runs_folder(spec.name, spec.scale) != folder.resolve():
+        raise ConfigError(f"{folder}: --readme renders a built-in study's committed run from where it is committed "
+                          f"({runs_folder(spec.name, spec.scale)}), not {spec.name!r} from here")
     start, end = marker(spec.name, spec.scale)
     readme.write_text(replace_between(readme.read_text(encoding="utf-8"), start, end, readme_section(spec, folder),
                                       readme), encoding="utf-8")
-    return [readme, write_studies_readme()]
+    return [readme, write_studies_readme()] if readme != STUDIES_README else [write_studies_readme()]
 
 
 def write_studies_readme() -> Path:
