@@ -136,6 +136,28 @@ def test_sigkill_mid_study_then_rerun(tmp_path):
     assert table_text(spec, tmp_path / "w") == table_text(spec_ref, tmp_path / "w_ref")
 
 
+def test_a_terminated_run_and_its_resumption_are_logged_as_parts(tmp_path):
+    """runs.jsonl (what a committed run record sums): a SIGTERM-ed `study run` logs its part as incomplete with the
+    stages it built; the rerun that finishes logs the rest, complete."""
+    import json
+
+    spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=1.0)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    cmd = [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / "w"), "study", "run", str(spec_path),
+           "--jobs", "1", "--no-report"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while len(builds(tmp_path)) < 3 and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first, second = [json.loads(line) for line in (tmp_path / "w" / "runs.jsonl").read_text().splitlines()]
+    assert first["complete"] is False and 1 <= first["stages_built"] < 6 and first["wall_s"] >= 1.0
+    assert second["complete"] is True and first["stages_built"] + second["stages_built"] == 6
+    assert {first["study"], second["study"]} == {"toy"} and first["stages"] == second["stages"] == 6
+
+
 def test_invalid_spec_reports_every_problem_and_runs_nothing(tmp_path):
     path = write_spec(tmp_path / "toy.yaml", tmp_path, colour="red", seeds="zero")
     with pytest.raises(ConfigError) as err:

@@ -1,6 +1,7 @@
 """CLI: study list | validate | plan | status | run | report | compare."""
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import typer
@@ -186,6 +187,10 @@ def status(
     console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
 
 
+def _terminated(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 @study_app.command("run")
 def run(
     ctx: typer.Context,
@@ -217,6 +222,7 @@ def run(
         raise ConfigError(f"--jobs {jobs}: expected 0 (one worker per core; no cap on slurm) or a positive count")
     workdir = state(ctx).workdir
     set_quiet(quiet)
+    signal.signal(signal.SIGTERM, _terminated)  # a killed run still logs its part in runs.jsonl
     spec = _spec(name, scale, device_overrides(set_, device))
     context = RunContext(ArtifactStore(workdir), open_results(workdir), spec.name)
     console.print(f"{spec.name} ({spec.scale}): {execute(spec, context, executor, jobs, slice_name)}")

@@ -134,7 +134,8 @@ def run_line(run: dict) -> str:
             f"in {len(parts)} part{'s' if len(parts) > 1 else ''} ({', '.join(days)}), `--jobs "
             f"{'/'.join(sorted({str(p['jobs']) for p in parts}))}`, precision "
             f"{'/'.join(sorted({p['precision'] for p in parts}))}, on {'; '.join(machines)}, commit "
-            f"{', '.join(commits)}; spec version {run['spec_version']}.")
+            f"{', '.join(commits)}; spec version {run['spec_version']}." +
+            ("".join(f" Part {i} was logged by hand ({p['note']})." for i, p in enumerate(parts, 1) if p.get("note"))))
 
 
 def duration(seconds: float) -> str:

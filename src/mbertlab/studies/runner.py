@@ -117,9 +117,23 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] |
     artifact of each job."""
     statuses = study_status(spec, ctx.store, only)
     missing = [s for s in statuses if s.state != "done"]
-    todo = sum(stage_kind(s.job.kind).weight for s in missing)
     started, cpu, done = time.time(), _cpu_seconds(), 0
+
+    def _count() -> None:
+        nonlocal done
+        done += 1
+
     log.info("study %s: %d of %d stages to build", spec.name, len(missing), len(statuses))
+    try:
+        built = _build(spec, statuses, missing, ctx, jobs, lambda: done, _count)
+    finally:  # an interrupted run (Ctrl-C, SIGTERM) is logged too: a run resumed in parts adds its parts
+        log_run(spec, ctx, jobs, started, cpu, built=done, total=len(statuses), complete=done == len(missing))
+    log.info("study %s finished in %.1f s", spec.name, time.time() - started)
+    return built
+
+
+def _build(spec, statuses, missing, ctx, jobs, done, count) -> dict[Job, Artifact]:
+    todo = sum(stage_kind(s.job.kind).weight for s in missing)
     with progress(counts=False) as bar, StageLines(spec.name, len(missing)) as lines:
         # progress is weighted by each stage kind's rough cost, so the ETA is not fooled by cheap stages
         task = bar.add_task(f"{spec.name}: 0/{len(missing)} stages", total=max(todo, 1e-9))
@@ -128,19 +142,14 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] |
             lines.start(_line_name(status))
 
         def finished(status: JobStatus) -> None:
-            nonlocal done
-            done += 1
+            count()
             lines.finish(_line_name(status))
             bar.update(task, advance=stage_kind(status.job.kind).weight,
-                       description=f"{spec.name}: {done}/{len(missing)} stages ({status.job.label})")
+                       description=f"{spec.name}: {done()}/{len(missing)} stages ({status.job.label})")
 
         if jobs <= 1:
-            built = _run_serial(statuses, ctx, begun, finished)
-        else:
-            built = _run_parallel(statuses, ctx, jobs, begun, finished)
-    log.info("study %s finished in %.1f s", spec.name, time.time() - started)
-    log_run(spec, ctx, jobs, started, cpu, built=len(missing), total=len(statuses))
-    return built
+            return _run_serial(statuses, ctx, begun, finished)
+        return _run_parallel(statuses, ctx, jobs, begun, finished)
 
 
 def _cpu_seconds() -> float:
@@ -151,9 +160,11 @@ def _cpu_seconds() -> float:
                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
-def log_run(spec: StudySpec, ctx: RunContext, jobs: int, started: float, cpu: float, built: int, total: int) -> None:
-    """One line per finished `study run` in <workdir>/runs.jsonl: what a committed run record (studies/record.py)
-    reports as the run's time, machine and precision; a run resumed in parts is several lines."""
+def log_run(spec: StudySpec, ctx: RunContext, jobs: int, started: float, cpu: float, built: int, total: int,
+            complete: bool) -> None:
+    """One line per `study run`, finished or interrupted, in <workdir>/runs.jsonl: what a committed run record
+    (papers/records.py) reports as the run's time, machine and precision; a run resumed in parts is several lines.
+    An interrupted part's CPU counts the workers already reaped, not those killed with it."""
     import json
 
     from mbertlab.runtime import bf16_supported, processor_name
@@ -162,6 +173,7 @@ def log_run(spec: StudySpec, ctx: RunContext, jobs: int, started: float, cpu: fl
     env = environment_info()
     line = {"study": spec.name, "scale": spec.scale, "started": started, "wall_s": round(time.time() - started, 1),
             "cpu_s": round(_cpu_seconds() - cpu, 1), "jobs": jobs, "stages_built": built, "stages": total,
+            "complete": complete,
             "precision": spec.precision, "processor": processor_name(), "cpu_bf16": bf16_supported(),
             "cores": cpu_count(), "host": env["host"], "commit": env["git_commit"]}
     with (ctx.store.workdir / "runs.jsonl").open("a", encoding="utf-8") as fh:
