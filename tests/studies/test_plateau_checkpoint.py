@@ -11,6 +11,7 @@ import pytest
 
 from mbertlab.store.results import ResultRow
 from mbertlab.analysis import artifact_facts
+from mbertlab.analysis.artifact_facts import ArtifactFacts
 from mbertlab.studies.preconditions import LeftPlateau, evaluate_checks
 
 
@@ -39,7 +40,7 @@ def _workdir(tmp_path):
 
 
 def _check(rows, workdir):
-    (result,) = evaluate_checks([LeftPlateau(kind="left_plateau", nats=0.5)], [{}], rows, workdir)
+    (result,) = evaluate_checks([LeftPlateau(kind="left_plateau", nats=0.5)], [{}], rows, ArtifactFacts(workdir))
     return result
 
 

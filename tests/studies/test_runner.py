@@ -158,6 +158,27 @@ def test_a_terminated_run_and_its_resumption_are_logged_as_parts(tmp_path):
     assert {first["study"], second["study"]} == {"toy"} and first["stages"] == second["stages"] == 6
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_run_cpu_counts_workers_not_yet_reaped():
+    """An interrupted run logs its CPU before its workers are waited for: a busy child still running counts (getrusage
+    alone would miss it), and once reaped it counts once."""
+    from mbertlab.studies.runner import _cpu_seconds
+
+    before = _cpu_seconds()
+    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 1.0: pass\ntime.sleep(60)"])
+    try:
+        deadline = time.time() + 30
+        while _cpu_seconds() - before < 1.0 and time.time() < deadline:
+            time.sleep(0.1)
+        alive = _cpu_seconds() - before
+        assert alive >= 1.0 and child.poll() is None
+    finally:
+        child.kill()
+        child.wait()
+    assert _cpu_seconds() - before == pytest.approx(alive, abs=0.5)  # reaped: counted by getrusage, not twice
+
+
 def test_invalid_spec_reports_every_problem_and_runs_nothing(tmp_path):
     path = write_spec(tmp_path / "toy.yaml", tmp_path, colour="red", seeds="zero")
     with pytest.raises(ConfigError) as err:

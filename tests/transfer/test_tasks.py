@@ -88,6 +88,18 @@ def test_grid_selects_on_source_dev_and_records_the_oracle(tmp_path, tiny):
     (row,) = results.query(artifact=str(out), metric="accuracy", test_lang="fake", split="test")
     assert (row.extra["lr"], row.extra["batch_size"]) == (chosen["lr"], chosen["batch_size"])
     assert set(row.extra) - {"transfer"} <= SELECTED_RUN_KEYS  # what checks know is not a job's tag
+    # test files are scored only where a row may read them: at a point selected so far (every test file), or
+    # where the language's own dev score is the best so far (its test file)
+    running = {"src.dev": -1.0, "fake.dev": -1.0}
+    for point in history:
+        scores = point["scores"]
+        assert {"src.dev", "fake.dev"} <= set(scores)
+        new = {dev for dev in running if scores[dev]["accuracy"] > running[dev]}
+        running |= {dev: scores[dev]["accuracy"] for dev in new}
+        expected = {"fake.test", "unigram.test", "src.test"} if "src.dev" in new else \
+            {"fake.test"} & ({"fake.test"} if "fake.dev" in new else set())
+        assert set(scores) - {"src.dev", "fake.dev"} == expected
+    assert sum("fake.test" in p["scores"] for p in history) < len(history)  # lazy scoring takes effect here
 
 
 def test_epochs_grid_runs_each_value_with_its_own_decay(tmp_path, tiny):

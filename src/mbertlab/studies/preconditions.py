@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -127,10 +126,10 @@ Check = Annotated[Learned | Transfers | Headroom | Rises | LeftPlateau | Control
 
 
 def evaluate_checks(checks: list, sides: list[Selection], rows: list[ResultRow],
-                    facts: ArtifactFacts | Path | None = None) -> list[CheckResult]:
+                    facts: ArtifactFacts) -> list[CheckResult]:
     """Each check over the finding's sides (their full filters), worst side first in its text; `facts` reads
-    the artifacts behind the rows (a workdir's, or a recorded run's answers; None: the rows' own paths)."""
-    facts = facts if isinstance(facts, ArtifactFacts) else ArtifactFacts(facts)
+    the artifacts behind the rows (a workdir's, or a recorded run's answers; without a workdir: the rows' own
+    paths)."""
     unique = list({json.dumps(s, sort_keys=True, default=str): s for s in sides}.values())
     out = []
     for check in checks:

@@ -117,22 +117,24 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] |
     artifact of each job."""
     statuses = study_status(spec, ctx.store, only)
     missing = [s for s in statuses if s.state != "done"]
-    started, cpu, done = time.time(), _cpu_seconds(), 0
-
-    def _count() -> None:
-        nonlocal done
-        done += 1
-
+    started, cpu, tally = time.time(), _cpu_seconds(), _Tally()
     log.info("study %s: %d of %d stages to build", spec.name, len(missing), len(statuses))
     try:
-        built = _build(spec, statuses, missing, ctx, jobs, lambda: done, _count)
+        built = _build(spec, statuses, missing, ctx, jobs, tally)
     finally:  # an interrupted run (Ctrl-C, SIGTERM) is logged too: a run resumed in parts adds its parts
-        log_run(spec, ctx, jobs, started, cpu, built=done, total=len(statuses), complete=done == len(missing))
+        log_run(spec, ctx, jobs, started, cpu, built=tally.done, total=len(statuses),
+                complete=tally.done == len(missing))
     log.info("study %s finished in %.1f s", spec.name, time.time() - started)
     return built
 
 
-def _build(spec, statuses, missing, ctx, jobs, done, count) -> dict[Job, Artifact]:
+@dataclass
+class _Tally:
+    """The stages this run has finished, read by its log line even when the run is interrupted."""
+    done: int = 0
+
+
+def _build(spec, statuses, missing, ctx, jobs, tally: _Tally) -> dict[Job, Artifact]:
     todo = sum(stage_kind(s.job.kind).weight for s in missing)
     with progress(counts=False) as bar, StageLines(spec.name, len(missing)) as lines:
         # progress is weighted by each stage kind's rough cost, so the ETA is not fooled by cheap stages
@@ -142,10 +144,10 @@ def _build(spec, statuses, missing, ctx, jobs, done, count) -> dict[Job, Artifac
             lines.start(_line_name(status))
 
         def finished(status: JobStatus) -> None:
-            count()
+            tally.done += 1
             lines.finish(_line_name(status))
             bar.update(task, advance=stage_kind(status.job.kind).weight,
-                       description=f"{spec.name}: {done()}/{len(missing)} stages ({status.job.label})")
+                       description=f"{spec.name}: {tally.done}/{len(missing)} stages ({status.job.label})")
 
         if jobs <= 1:
             return _run_serial(statuses, ctx, begun, finished)
@@ -153,18 +155,35 @@ def _build(spec, statuses, missing, ctx, jobs, done, count) -> dict[Job, Artifac
 
 
 def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process and of its finished children (the workers)."""
+    """User + system CPU seconds of this process, of its reaped children, and of its children not yet reaped (an
+    interrupted run's workers, read from /proc before they are waited for; nothing there off Linux)."""
     import resource
 
-    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
-                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+    reaped = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                   resource.getrusage(resource.RUSAGE_CHILDREN)))
+    return reaped + _unreaped_children_cpu()
+
+
+def _unreaped_children_cpu() -> float:
+    """CPU seconds (with their own reaped children's) of this process's children still listed in /proc: alive,
+    or dead and not yet waited for."""
+    total = 0.0
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):  # gone meanwhile, or not Linux's layout
+            continue
+        if int(fields[1]) == os.getpid():  # fields after the name: state, ppid, ..., utime at index 11
+            total += sum(int(f) for f in fields[11:15]) / ticks
+    return total
 
 
 def log_run(spec: StudySpec, ctx: RunContext, jobs: int, started: float, cpu: float, built: int, total: int,
             complete: bool) -> None:
     """One line per `study run`, finished or interrupted, in <workdir>/runs.jsonl: what a committed run record
     (papers/records.py) reports as the run's time, machine and precision; a run resumed in parts is several lines.
-    An interrupted part's CPU counts the workers already reaped, not those killed with it."""
+    An interrupted part's CPU counts its workers too, read before they are reaped (`_cpu_seconds`)."""
     import json
 
     from mbertlab.runtime import bf16_supported, processor_name
