@@ -70,6 +70,7 @@ def transfer_cost(job: Job, shapes: dict[Job, Encoder], micro_batch_floor) -> tu
     if config.mode in FROZEN_MODES:  # the frozen encoder's outputs are computed once and kept
         seen, evaluations = train, 1
     train_flops = seen * length * forward * (1 if config.mode in FROZEN_MODES else 3)
+    # an upper bound: a test file is scored only where a row can read it (transfer/run.py), at most every time
     eval_flops = evaluated * length * forward * max(1, evaluations)
     steps = seen / batch + evaluated * max(1, evaluations) / batch
     return grid * (train_flops + eval_flops), grid * steps * micro_batch_floor(encoder.layers)
