@@ -102,6 +102,21 @@ def test_grid_selects_on_source_dev_and_records_the_oracle(tmp_path, tiny):
     assert sum("fake.test" in p["scores"] for p in history) < len(history)  # lazy scoring takes effect here
 
 
+def test_without_a_source_dev_the_last_point_is_scored_once_on_every_test_file(tmp_path, tiny):
+    """No dev file: the model is the run's last point (a fixed-epoch protocol, liu2020's XNLI), so its test files
+    are scored once, after the run, and the rows are that point's, as the written predictions re-score."""
+    out, results = run(tmp_path, tiny, "nodev", task="upos", train=ud("src", "train"),
+                       evaluate=[ud("src", "test"), ud("fake", "test")], lr=3e-3, batch_size=32, epochs=2)
+    history = [json.loads(line) for line in (out / "history.jsonl").read_text().splitlines()]
+    assert [sorted(p["scores"]) for p in history] == [[], ["fake.test", "src.test"]]
+    for lang in ("src", "fake"):
+        rescored = score_files("upos", DataFile(lang=lang, path=str(tiny.data / f"{lang}/ud/test.conllu")),
+                               DataFile(lang=lang, path=str(out / "predictions" / f"upos.{lang}.test.conllu")))
+        assert value(results, out, "accuracy", lang) == pytest.approx(rescored["accuracy"])
+        assert value(results, out, "accuracy", lang) == history[-1]["scores"][f"{lang}.test"]["accuracy"]
+    assert json.loads((out / "scores.json").read_text())["selected"]["step"] == history[-1]["step"]
+
+
 def test_epochs_grid_runs_each_value_with_its_own_decay(tmp_path, tiny):
     """Wu & Dredze 2019 §5's epochs {3, 4}: a grid of two runs, each decayed over its own length (not the 4-epoch
     run's evaluation after epoch 3), the point chosen on source dev across both."""

@@ -5,7 +5,8 @@ Rows in results.db: every metric of every file at the selected point; `test_lang
 targets (languages other than the sources) per split when there are two or more; `oracle_<metric>` is a
 target's test score at the point its own dev set prefers. `history.jsonl` keeps every evaluation of every
 grid point: every dev file's scores, and a test file's only where the point is selected so far or its
-language's dev score is the best so far (the points the rows can use).
+language's dev score is the best so far (the points the rows can use); without a source dev file, the last
+point is the model and its test files are scored once, after the run.
 """
 from __future__ import annotations
 
@@ -114,22 +115,23 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train_files, evals, s
             items = [i for f, records in train_files for i in _encode(config, adapter, tokenizer, f, records, True)]
             encoded = [_encode(config, adapter, tokenizer, f, records, False) for f, records in evals]
 
+            tests = [i for i, (f, _) in enumerate(evals) if f.split == "test"]
+
+            def score_files(indices: list[int], preds: list) -> dict[str, dict[str, float]]:
+                for i in indices:
+                    preds[i] = adapter.predict(model, encoded[i], evals[i][1], pad)
+                return {key(evals[i][0]): adapter.metrics(evals[i][1], preds[i]) for i in indices}
+
             def evaluate(step: int, epoch: float) -> float | None:
                 preds: list = [None] * len(evals)
-
-                def score_files(indices) -> dict[str, dict[str, float]]:
-                    for i in indices:
-                        preds[i] = adapter.predict(model, encoded[i], evals[i][1], pad)
-                    return {key(evals[i][0]): adapter.metrics(evals[i][1], preds[i]) for i in indices}
-
-                scores = score_files([i for i, (f, _) in enumerate(evals) if f.split != "test"])
+                scores = score_files([i for i in range(len(evals)) if i not in tests], preds)
                 score = scores[source_dev][adapter.main_metric] if source_dev else None
-                selected = source_dev is None or score > chosen.score  # without a source dev: the last point
+                # without a source dev the last point is the model: its test files are scored once, after `fit`
+                selected = source_dev is None or score > chosen.score
                 improved = _improved(best_dev, scores, adapter.main_metric)
-                scores |= score_files([i for i, (f, _) in enumerate(evals)
-                                       if f.split == "test" and (selected or f"{f.lang}.dev" in improved)])
-                point = Point(lr, batch_size, step, round(epoch, 4),
-                              {key(f): scores[key(f)] for f, _ in evals if key(f) in scores}, checkpoint,
+                scores |= score_files([i for i in tests if f"{evals[i][0].lang}.dev" in improved
+                                       or (selected and source_dev is not None)], preds)
+                point = Point(lr, batch_size, step, round(epoch, 4), _in_order(evals, scores), checkpoint,
                               epochs if isinstance(config.epochs, list) else None)
                 history.append(point)
                 if selected:
@@ -141,7 +143,16 @@ def _grid(config, adapter: TaskAdapter, encoder_dir: Path, train_files, evals, s
             from mbertlab.transfer.train import fit
 
             fit(adapter, model, items, config, lr, batch_size, epochs, pad, evaluate)
+            if source_dev is None and history:  # one run (a grid needs a source dev); the model is its last point
+                last = history[-1]
+                last.scores = _in_order(evals, last.scores | score_files(
+                    [i for i in tests if key(evals[i][0]) not in last.scores], chosen.predictions))
     return history, chosen
+
+
+def _in_order(evals, scores: dict) -> dict:
+    """`scores` in the order of the evaluated files (the rows' order)."""
+    return {key(f): scores[key(f)] for f, _ in evals if key(f) in scores}
 
 
 def _improved(best: dict[str, float], scores: dict, metric: str) -> set[str]:
