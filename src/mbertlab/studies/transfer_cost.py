@@ -33,8 +33,9 @@ def encoder_of(job: Job, shapes: dict[Job, Encoder]) -> Encoder | None:
     return None
 
 
-def examples(job: Job) -> tuple[int, int] | None:
-    """(training examples, evaluated examples) where the data says how many, else None."""
+def examples(job: Job) -> tuple[int, int, int] | None:
+    """(training examples, dev examples evaluated, test examples evaluated) at one evaluation, where the data says
+    how many, else None."""
     config = job.config
     data = next((i for i in job.inputs if i.kind in ("generate", "taskdata", "task_files")), None)
     if data is not None and data.kind == "generate":
@@ -47,8 +48,10 @@ def examples(job: Job) -> tuple[int, int] | None:
     else:
         return None
     cap = lambda n, m: n if m is None else min(n, m)  # noqa: E731
-    evaluated = sum(cap(dev if f.split == "dev" else test, config.max_eval_sentences) for f in config.evaluate)
-    return cap(train, config.max_train_sentences), evaluated
+    evaluated = {split: sum(cap(dev if split == "dev" else test, config.max_eval_sentences)
+                            for f in config.evaluate if (f.split == "dev") == (split == "dev"))
+                 for split in ("dev", "test")}
+    return cap(train, config.max_train_sentences), evaluated["dev"], evaluated["test"]
 
 
 def transfer_cost(job: Job, shapes: dict[Job, Encoder], micro_batch_floor) -> tuple[float, float] | None:
@@ -59,7 +62,7 @@ def transfer_cost(job: Job, shapes: dict[Job, Encoder], micro_batch_floor) -> tu
     encoder, sizes = encoder_of(job, shapes), examples(job)
     if encoder is None or sizes is None:
         return None
-    train, evaluated = sizes
+    train, dev_examples, test_examples = sizes
     length = min(config.max_length, TOKENS_PER_EXAMPLE * (2 if config.task == "xnli" else 1))
     forward = 2 * encoder.layers * (4 * encoder.hidden ** 2 + 2 * encoder.hidden * encoder.intermediate
                                      + 2 * length * encoder.hidden)  # per token
@@ -70,7 +73,9 @@ def transfer_cost(job: Job, shapes: dict[Job, Encoder], micro_batch_floor) -> tu
     if config.mode in FROZEN_MODES:  # the frozen encoder's outputs are computed once and kept
         seen, evaluations = train, 1
     train_flops = seen * length * forward * (1 if config.mode in FROZEN_MODES else 3)
-    # an upper bound: a test file is scored only where a row can read it (transfer/run.py), at most every time
-    eval_flops = evaluated * length * forward * max(1, evaluations)
-    steps = seen / batch + evaluated * max(1, evaluations) / batch
+    # dev files at every evaluation; test files only where a row can read them (transfer/run.py): without a dev
+    # file once, after the run; with one at most every time (this upper bound)
+    evaluated = dev_examples * max(1, evaluations) + test_examples * (max(1, evaluations) if dev_examples else 1)
+    eval_flops = evaluated * length * forward
+    steps = seen / batch + evaluated / batch
     return grid * (train_flops + eval_flops), grid * steps * micro_batch_floor(encoder.layers)
