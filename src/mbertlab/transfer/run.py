@@ -157,8 +157,8 @@ def _in_order(evals, scores: dict) -> dict:
 
 def _improved(best: dict[str, float], scores: dict, metric: str) -> set[str]:
     """The dev files whose score first reaches their best so far (the point `_oracle_rows`' max picks), updating
-    `best`; only there and at the selected points is a test file scored: with 5,000-pair XNLI tests, scoring every
-    test file at every evaluation was most of a transfer's time."""
+    `best`; only there and at the selected points is a test file scored (scoring 5,000-pair XNLI tests at every
+    evaluation multiplied their cost by the evaluations)."""
     improved = {name for name, metrics in scores.items() if metrics[metric] > best.get(name, -np.inf)}
     best |= {name: scores[name][metric] for name in improved}
     return improved
