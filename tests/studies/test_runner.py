@@ -158,6 +158,29 @@ def test_a_terminated_run_and_its_resumption_are_logged_as_parts(tmp_path):
     assert {first["study"], second["study"]} == {"toy"} and first["stages"] == second["stages"] == 6
 
 
+def test_a_terminated_parallel_run_stops_its_workers_and_logs_at_once(tmp_path):
+    """With --jobs 2 a SIGTERM-ed run stops the stages its workers are building (a resumed run rebuilds them)
+    instead of waiting for them to finish, and logs its part: a 30-second stage does not hold it up."""
+    import json
+
+    spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=30.0)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    cmd = [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / "w"), "study", "run", str(spec_path),
+           "--jobs", "2", "--no-report"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while not list((tmp_path / "w").glob("*/.partial-*")) and time.time() < deadline:  # a stage is building
+        time.sleep(0.05)
+    workers = children(proc.pid)
+    started = time.time()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=20)
+    assert time.time() - started < 15 and not builds(tmp_path)  # no stage ran its 30 s out
+    assert not any(alive(pid) for pid in workers)
+    (line,) = [json.loads(l) for l in (tmp_path / "w" / "runs.jsonl").read_text().splitlines()]
+    assert line["complete"] is False and line["stages_built"] == 0 and line["jobs"] == 2
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_run_cpu_counts_workers_not_yet_reaped():
     """An interrupted run logs its CPU before its workers are waited for: a busy child still running counts (getrusage

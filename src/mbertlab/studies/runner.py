@@ -242,24 +242,35 @@ def _run_parallel(statuses, ctx, jobs, begun, finished) -> dict[Job, Artifact]:
     threads = str(max(1, cpu_count() // jobs))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=spawn, initializer=_init_worker,
                              initargs=(threads, tuple(USER_MODULES))) as pool:
-        while pending or running:
-            for status in [s for s in pending if all(i in built for i in s.job.inputs)]:
-                if status.state != "done" and len(running) >= jobs:
-                    continue
-                pending.remove(status)
-                inputs = [built[i] for i in status.job.inputs]
-                if status.state == "done":
-                    built[status.job] = build_job(status.job, inputs, ctx)
-                    continue
-                begun(status)
-                fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs,
-                                  str(ctx.store.workdir), str(ctx.results.path), ctx.study)
-                running[fut] = status
-            if not running:
-                continue
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for fut in done:
-                status = running.pop(fut)
-                built[status.job] = fut.result()
-                finished(status)
+        try:
+            _schedule(pool, pending, running, built, ctx, jobs, begun, finished)
+        except BaseException:  # Ctrl-C, SIGTERM: stop the stages being built (a resumed run rebuilds them)
+            for worker in multiprocessing.active_children():  # the pool's workers, not its resource tracker
+                worker.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
     return built
+
+
+def _schedule(pool, pending, running, built, ctx, jobs, begun, finished) -> None:
+    """The parallel run's loop: submit each ready job while a worker is free, collect what finishes."""
+    while pending or running:
+        for status in [s for s in pending if all(i in built for i in s.job.inputs)]:
+            if status.state != "done" and len(running) >= jobs:
+                continue
+            pending.remove(status)
+            inputs = [built[i] for i in status.job.inputs]
+            if status.state == "done":
+                built[status.job] = build_job(status.job, inputs, ctx)
+                continue
+            begun(status)
+            fut = pool.submit(_worker_build, stage_kind(status.job.kind), status.job, inputs,
+                              str(ctx.store.workdir), str(ctx.results.path), ctx.study)
+            running[fut] = status
+        if not running:
+            continue
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for fut in done:
+            status = running.pop(fut)
+            built[status.job] = fut.result()
+            finished(status)
