@@ -174,7 +174,10 @@ def test_a_terminated_parallel_run_stops_its_workers_and_logs_at_once(tmp_path):
     workers = children(proc.pid)
     started = time.time()
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=20)
+    try:
+        proc.wait(timeout=20)
+    finally:  # a run that does not stop is not left behind
+        proc.kill()
     assert time.time() - started < 15 and not builds(tmp_path)  # no stage ran its 30 s out
     assert not any(alive(pid) for pid in workers)
     (line,) = [json.loads(l) for l in (tmp_path / "w" / "runs.jsonl").read_text().splitlines()]
