@@ -179,6 +179,9 @@ def test_a_terminated_parallel_run_stops_its_workers_and_logs_at_once(tmp_path):
     finally:  # a run that does not stop is not left behind
         proc.kill()
     assert time.time() - started < 15 and not builds(tmp_path)  # no stage ran its 30 s out
+    deadline = time.time() + 10  # the pool's resource tracker leaves once the runner has gone
+    while any(alive(pid) for pid in workers) and time.time() < deadline:
+        time.sleep(0.05)
     assert not any(alive(pid) for pid in workers)
     (line,) = [json.loads(l) for l in (tmp_path / "w" / "runs.jsonl").read_text().splitlines()]
     assert line["complete"] is False and line["stages_built"] == 0 and line["jobs"] == 2
