@@ -136,15 +136,20 @@ def test_sigkill_mid_study_then_rerun(tmp_path):
     assert table_text(spec, tmp_path / "w") == table_text(spec_ref, tmp_path / "w_ref")
 
 
+def run_command(tmp_path: Path, sleep: float, jobs: int) -> tuple[list[str], dict]:
+    """`mbertlab study run` of the toy spec as a process (command, environment: this checkout first)."""
+    spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=sleep)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    return [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / "w"), "study", "run", str(spec_path),
+            "--jobs", str(jobs), "--no-report"], env
+
+
 def test_a_terminated_run_and_its_resumption_are_logged_as_parts(tmp_path):
     """runs.jsonl (what a committed run record sums): a SIGTERM-ed `study run` logs its part as incomplete with the
     stages it built; the rerun that finishes logs the rest, complete."""
     import json
 
-    spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=1.0)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    cmd = [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / "w"), "study", "run", str(spec_path),
-           "--jobs", "1", "--no-report"]
+    cmd, env = run_command(tmp_path, sleep=1.0, jobs=1)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while len(builds(tmp_path)) < 3 and time.time() < deadline:
@@ -163,10 +168,7 @@ def test_a_terminated_parallel_run_stops_its_workers_and_logs_at_once(tmp_path):
     instead of waiting for them to finish, and logs its part: a 30-second stage does not hold it up."""
     import json
 
-    spec_path = write_spec(tmp_path / "toy.yaml", tmp_path, sleep=30.0)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    cmd = [sys.executable, "-m", "mbertlab", "--workdir", str(tmp_path / "w"), "study", "run", str(spec_path),
-           "--jobs", "2", "--no-report"]
+    cmd, env = run_command(tmp_path, sleep=30.0, jobs=2)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     while not list((tmp_path / "w").glob("*/.partial-*")) and time.time() < deadline:  # a stage is building
