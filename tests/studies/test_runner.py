@@ -189,7 +189,9 @@ def test_a_terminated_parallel_run_stops_its_workers_and_logs_at_once(tmp_path):
     assert line["complete"] is False and line["stages_built"] == 0 and line["jobs"] == 2
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(),
+                    reason="a run reads its unreaped workers' CPU from /proc, which only Linux has "
+                           "(elsewhere it counts reaped workers only)")
 def test_run_cpu_counts_workers_not_yet_reaped():
     """An interrupted run logs its CPU before its workers are waited for: a busy child still running counts (getrusage
     alone would miss it), and once reaped it counts once."""
