@@ -15,21 +15,39 @@ from mbertlab.papers.records import (
     readme_of,
     readme_section,
     replace_between,
+    run_line,
     runs_folder,
     studies_table,
 )
 from mbertlab.studies.spec import load_spec
 
 
+@pytest.mark.parametrize("scale", ["lab", "gpu"])
 @pytest.mark.parametrize("key", [*PAPER_KEYS, "quick"])
-def test_a_studys_rendered_section_is_what_its_committed_run_renders(key):
+def test_a_studys_rendered_section_is_what_its_committed_run_renders(key, scale):
     text = readme_of(key).read_text(encoding="utf-8")
-    start, end = marker(key, "lab")
-    if not (runs_folder(key) / "run.json").is_file():
+    start, end = marker(key, scale)
+    if not (runs_folder(key, scale) / "run.json").is_file():
         assert start not in text, f"{key}: a rendered section with no committed run behind it"
         return
-    assert between(text, start, end) == readme_section(load_spec(key, "lab"), runs_folder(key)), (
+    assert between(text, start, end) == readme_section(load_spec(key, scale), runs_folder(key, scale)), (
         f"{readme_of(key)} differs from {key}'s committed run: {start}")
+
+
+def test_the_run_line_says_what_a_partial_record_holds_and_what_was_not_logged():
+    part = {"wall_s": 200.0, "cpu_s": None, "jobs": 16, "precision": "bf16", "processor": "Xeon", "cores": 16,
+            "cpu_bf16": None, "gpu": "NVIDIA H200", "commit": "290e952bf5", "started": 1795844665.8, "note": "by hand"}
+    run = {"study": "k2020", "scale": "gpu", "stages": 342, "stages_built": 58, "slices": ["a-seed0", "b-seed0"],
+           "spec_version": "v", "parts": [{**part, "slice": "a-seed0"}, {**part, "slice": "b-seed0", "cpu_s": 5.0}]}
+    line = run_line(run)
+    assert line.startswith("k2020 (gpu): 58 of 342 stages (whole slices: a-seed0, b-seed0), 6 min 40 s wall and 5 s "
+                           "CPU (1 part(s) not logged) in 2 parts (2026-11-28)")
+    assert "on NVIDIA H200 with Xeon (16 cores, bf16 not logged)" in line
+    assert line.endswith("Parts 1, 2 were logged by hand (by hand).")
+    whole = {**run, "parts": [{**part, "cpu_s": 7.0, "cpu_bf16": False, "note": None}]}
+    del whole["stages_built"], whole["slices"]
+    assert run_line(whole).startswith("k2020 (gpu): 342 stages, 3 min 20 s wall and 7 s CPU in 1 part (")
+    assert "bf16 no)" in run_line(whole) and "by hand" not in run_line(whole)
 
 
 def test_the_studies_table_is_what_the_committed_runs_render():

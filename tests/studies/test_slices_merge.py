@@ -17,7 +17,8 @@ from mbertlab.store.results import ResultsDB
 from mbertlab.studies.exchange import export_results, merge_results
 from mbertlab.studies.jobs import RunContext
 from mbertlab.studies.report import scorecard
-from mbertlab.studies.runner import run_study
+from mbertlab.papers.records import record_run, run_line
+from mbertlab.studies.runner import run_log, run_study
 from mbertlab.studies.slices import study_slicing
 from mbertlab.studies.spec import load_spec
 
@@ -64,11 +65,20 @@ def test_two_slices_merged_score_as_one_workdir(tiny, tmp_path):
     exports = []
     for name in names:
         ctx = _ctx(tmp_path / f"machine-{name}")
-        run_study(spec, ctx, only=study_slicing(spec).get(name).jobs)
+        run_study(spec, ctx, only=study_slicing(spec).get(name).jobs, slice_name=name)
         assert {r.seed for r in ctx.results.query(task="upos")} == {int(name[-1])}  # this slice only
         export_results(spec, ctx, tmp_path / f"export-{name}", name)
         shutil.rmtree(ctx.store.workdir)  # nothing but the export leaves the machine
         exports.append(tmp_path / f"export-{name}")
+    parts = json.loads((exports[0] / "manifest.json").read_text())["parts"]
+    assert [(p["slice"], p["complete"]) for p in parts] == [("seed0", True)] and parts[0]["stages_built"] > 0
+    half = _ctx(tmp_path / "half")
+    merge_results(spec, half, exports[:1])
+    with pytest.raises(ConfigError, match="stages not built"):
+        record_run(spec, half, tmp_path / "record-half")
+    run = record_run(spec, half, tmp_path / "record-half", partial=True)  # the slices built so far
+    assert run["slices"] == ["seed0"] and 0 < run["stages_built"] < run["stages"] and len(run["parts"]) == 1
+    assert f"{run['stages_built']} of {run['stages']} stages (whole slices: seed0)" in run_line(run)
     merged = _ctx(tmp_path / "merged")
     merge_results(spec, merged, exports)
     whole = _ctx(tmp_path / "whole")
@@ -80,6 +90,9 @@ def test_two_slices_merged_score_as_one_workdir(tiny, tmp_path):
     assert len(merged.results.query()) == len(whole.results.query())
     merge_results(spec, merged, exports)  # twice is once
     assert len(merged.results.query()) == len(whole.results.query())
+    assert [p["slice"] for p in run_log(merged.store.workdir, spec)] == ["seed0", "seed1"]  # each slice's run once
+    run = record_run(spec, merged, tmp_path / "record")  # every slice merged: a whole record, timed by its slices
+    assert "slices" not in run and len(run["parts"]) == 2 and f"tiny (test): {run['stages']} stages," in run_line(run)
     rows = [json.loads(line) for line in (exports[0] / "rows.jsonl").read_text().splitlines()]
     assert {"stage", "hash", "machine", "gpu", "commit"} <= set(rows[0]["provenance"])
     assert not any((exports[0] / "artifacts" / "pretrain").glob("*/model"))  # the weights stay behind

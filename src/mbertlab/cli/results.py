@@ -89,6 +89,8 @@ def record_cmd(
     out: Optional[Path] = typer.Argument(None, help="Folder for the record (default: the built-in paper's "
                                          "src/mbertlab/papers/<key>/runs/<scale>)."),
     scale: Optional[str] = typer.Option(None, help="The study's scale, as it was run."),
+    partial: bool = typer.Option(False, help="Record the stages built so far (slices merged one by one); the "
+                                 "record says how many and which slices are whole."),
 ) -> None:
     """Write a whole run's record, small and text, to commit beside its paper: its rows, what its checks read
     from the artifacts, and its time, machine and precision (papers/records.py); `study report --results`
@@ -102,7 +104,8 @@ def record_cmd(
     workdir = state(ctx).workdir
     spec = load_spec(name, scale)
     out = out or runs_folder(spec.name, spec.scale)
-    run = record_run(spec, RunContext(ArtifactStore(workdir), open_results(workdir, existing=True), spec.name), out)
+    run = record_run(spec, RunContext(ArtifactStore(workdir), open_results(workdir, existing=True), spec.name), out,
+                     partial)
     plain_console().print(f"recorded {run['rows']} rows to {out}: {run_line(run)}")
 
 

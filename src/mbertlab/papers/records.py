@@ -45,27 +45,35 @@ def readme_of(name: str) -> Path:
     return PAPERS / name / "README.md" if name in PAPER_KEYS else STUDIES_README
 
 
-def record_run(spec: StudySpec, ctx: RunContext, out: Path) -> dict:
+def record_run(spec: StudySpec, ctx: RunContext, out: Path, partial: bool = False) -> dict:
     """Write the study's rows, the checks' facts and the run record to `out` (replacing a record there); the
-    run record. Refused while a stage is missing: a record is of a whole run."""
+    run record. Refused while a stage is missing (a record is of a whole run), unless `partial`: then the record
+    says how many stages it holds and which slices are whole (a gpu scale merged slice by slice)."""
     from mbertlab.studies.exchange import spec_version
     from mbertlab.studies.report import study_verdicts
     from mbertlab.studies.rows import rows_by_job
-    from mbertlab.studies.runner import study_jobs, study_status
+    from mbertlab.studies.runner import run_log, study_jobs, study_status
 
     statuses = study_status(spec, ctx.store)
     missing = [s for s in statuses if s.state != "done"]
-    if missing:
+    if missing and not partial:
         raise ConfigError(f"{spec.name} ({spec.scale}): {len(missing)} of {len(statuses)} stages not built (e.g. "
-                          f"{missing[0].stage}/{missing[0].hash}); run the study to the end before recording it")
+                          f"{missing[0].stage}/{missing[0].hash}); run the study to the end before recording it "
+                          "(or record the slices built so far with --partial)")
+    parts = run_log(ctx.store.workdir, spec)
+    if not parts:
+        raise ConfigError(f"{ctx.store.workdir / 'runs.jsonl'}: no `study run` of {spec.name} ({spec.scale}) logged "
+                          "there; a record needs the run's time (run the study in this workdir, or merge exports "
+                          "that carry their runs)")
     rows = [row for rows in rows_by_job(study_jobs(spec), ctx.store, ctx.results).values() for row in rows]
     records = sorted((json.dumps({**asdict(row), "artifact": artifact_key(row.artifact)}, sort_keys=True)
                       for row in rows))
     facts = ArtifactFacts(ctx.store.workdir)
     study_verdicts(spec, ctx, facts)  # every fact a check reads, remembered
     run = {"study": spec.name, "scale": spec.scale, "spec_version": spec_version(statuses), "stages": len(statuses),
-           "rows": len(records), "recorded": time.strftime("%Y-%m-%d", time.gmtime()),
-           "parts": _parts(ctx.store.workdir, spec)}
+           "rows": len(records), "recorded": time.strftime("%Y-%m-%d", time.gmtime()), "parts": parts}
+    if missing:
+        run.update(stages_built=len(statuses) - len(missing), slices=_whole_slices(spec, statuses))
     out.mkdir(parents=True, exist_ok=True)
     texts = {"rows.jsonl": "".join(r + "\n" for r in records),
              "facts.json": json.dumps(facts.answers, indent=0, sort_keys=True) + "\n",
@@ -77,18 +85,12 @@ def record_run(spec: StudySpec, ctx: RunContext, out: Path) -> dict:
     return run
 
 
-def _parts(workdir: Path, spec: StudySpec) -> list[dict]:
-    """The workdir's `study run` log lines of this study and scale (studies/runner.py), oldest first: one part
-    for a run from a clean workdir to the end, more when it was resumed."""
-    path = workdir / "runs.jsonl"
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line] \
-        if path.is_file() else []
-    parts = [line for line in lines if line.get("study") == spec.name and line.get("scale") == spec.scale
-             and line.get("stages_built")]
-    if not parts:
-        raise ConfigError(f"{path}: no `study run` of {spec.name} ({spec.scale}) logged there; a record needs the "
-                          "run's time (run the study in this workdir)")
-    return parts
+def _whole_slices(spec: StudySpec, statuses) -> list[str]:
+    """The slices (`study plan --slices`) every stage of which is built."""
+    from mbertlab.studies.slices import study_slicing
+
+    done = {s.job for s in statuses if s.state == "done"}
+    return [piece.name for piece in study_slicing(spec).slices if all(job in done for job in piece.jobs)]
 
 
 def read_record(folder: Path) -> tuple[list[dict], dict, dict]:
@@ -123,19 +125,35 @@ def recorded_report(spec: StudySpec, folder: Path) -> tuple[Report, list]:
 
 
 def run_line(run: dict) -> str:
-    """The run record in one sentence: when, on what, how long."""
+    """The run record in one sentence: when, on what, how long (and, for a partial record, how much of it)."""
     parts = run["parts"]
-    wall, cpu = sum(p["wall_s"] for p in parts), sum(p["cpu_s"] for p in parts)
-    machines = sorted({f"{p['processor']} ({p['cores']} cores, bf16 {'yes' if p['cpu_bf16'] else 'no'})"
-                       for p in parts})
+    wall = sum(p["wall_s"] for p in parts)
+    cpu = [p["cpu_s"] for p in parts if p.get("cpu_s") is not None]
+    cpu_text = (f"{sum(cpu):,.0f} s CPU" + ("" if len(cpu) == len(parts) else
+                                            f" ({len(parts) - len(cpu)} part(s) not logged)")) if cpu else \
+        "CPU time not logged"
+    machines = sorted({(f"{p['gpu']} with " if p.get("gpu") else "") + f"{p['processor']} ({p['cores']} cores, bf16 "
+                       + {True: "yes", False: "no"}.get(p.get("cpu_bf16"), "not logged") + ")" for p in parts})
     commits = sorted({(p.get("commit") or "unknown")[:7] for p in parts})
     days = sorted({time.strftime("%Y-%m-%d", time.gmtime(p["started"])) for p in parts})
-    return (f"{run['study']} ({run['scale']}): {run['stages']} stages, {duration(wall)} wall and {cpu:,.0f} s CPU "
+    stages = (f"{run['stages_built']} of {run['stages']} stages (whole slices: {', '.join(run['slices']) or 'none'})"
+              if "stages_built" in run else f"{run['stages']} stages")
+    return (f"{run['study']} ({run['scale']}): {stages}, {duration(wall)} wall and {cpu_text} "
             f"in {len(parts)} part{'s' if len(parts) > 1 else ''} ({', '.join(days)}), `--jobs "
             f"{'/'.join(sorted({str(p['jobs']) for p in parts}))}`, precision "
             f"{'/'.join(sorted({p['precision'] for p in parts}))}, on {'; '.join(machines)}, commit "
             f"{', '.join(commits)}; spec version {run['spec_version']}." +
-            ("".join(f" Part {i} was logged by hand ({p['note']})." for i, p in enumerate(parts, 1) if p.get("note"))))
+            "".join(f" Part{'s' if len(ids) > 1 else ''} {', '.join(ids)} {'were' if len(ids) > 1 else 'was'} logged "
+                    f"by hand ({note})." for note, ids in _by_note(parts).items()))
+
+
+def _by_note(parts: list[dict]) -> dict[str, list[str]]:
+    """The parts logged by hand, by their note (one sentence for several parts of one note)."""
+    notes: dict[str, list[str]] = {}
+    for i, part in enumerate(parts, 1):
+        if part.get("note"):
+            notes.setdefault(part["note"], []).append(str(i))
+    return notes
 
 
 def duration(seconds: float) -> str:
@@ -153,7 +171,19 @@ def readme_section(spec: StudySpec, folder: Path) -> str:
     lines = [report.ran_on, ""] + ([f"Verdicts on the paper's {sum(counts.values())} claims: " +
                                     ", ".join(f"{n} {state}" for state, n in counts.items()) + ".", ""]
                                    if verdicts else [])
-    return "\n".join(lines + [markdown_table(t) for t in report.tables]).rstrip() + "\n"
+    _, _, run = read_record(folder)
+    return "\n".join(lines + _slice_lines(run) + [markdown_table(t) for t in report.tables]).rstrip() + "\n"
+
+
+def _slice_lines(run: dict) -> list[str]:
+    """A record run in slices: one row per part (slice, stages it built, wall time, where), then a blank line."""
+    parts = [p for p in run["parts"] if p.get("slice")]
+    if not parts:
+        return []
+    rows = [f"| {p['slice']} | {p['stages_built']} | {p['wall_s']:.1f} | {p.get('gpu') or p['processor']} | "
+            f"{p['precision']} | {time.strftime('%Y-%m-%d', time.gmtime(p['started']))} |" for p in parts]
+    return ["| slice | stages built | `study run` wall (s) | on | precision | day |", "|---|---|---|---|---|---|",
+            *rows, ""]
 
 
 def marker(name: str, scale: str) -> tuple[str, str]:

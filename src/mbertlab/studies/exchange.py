@@ -1,7 +1,8 @@
 """`mbertlab results export` / `merge`: a study's (or slice's) rows with their provenance and the artifacts
 behind them less weights (store/exchange.py) move to another workdir, where the scorecard and reports compute as
 in one workdir. An export: manifest.json (study, scale, spec version: a hash of every stage hash the spec
-expands to, machine, commit), rows.jsonl (each row with its stage, hash, machine, GPU, commit), artifacts/. A
+expands to, machine, commit, the `study run` lines that built it, which a merge adds to the workdir's runs.jsonl
+for `results record`), rows.jsonl (each row with its stage, hash, machine, GPU, commit), artifacts/. A
 merge refuses a whole export with a stage hash the spec does not expand to (another spec version). A merged
 pretraining has no weights: stages that read them are built where it ran."""
 from __future__ import annotations
@@ -17,7 +18,7 @@ from mbertlab.store.artifacts import environment_info
 from mbertlab.store.exchange import copy_light, log_merge, place_artifacts, provenance
 from mbertlab.store.results import ResultRow
 from mbertlab.studies.jobs import RunContext
-from mbertlab.studies.runner import JobStatus, study_status
+from mbertlab.studies.runner import JobStatus, add_run_log, run_log, study_status
 from mbertlab.studies.spec import StudySpec
 
 FORMAT = 1
@@ -58,7 +59,8 @@ def export_results(spec: StudySpec, ctx: RunContext, out: Path, slice_name: str 
     env = environment_info()
     manifest = {"format": FORMAT, "study": spec.name, "scale": spec.scale, "spec_version": spec_version(everything),
                 "slice": slice_name, "stages": len(done), "rows": n, "machine": env["host"],
-                "commit": env["git_commit"], "exported": time.time()}
+                "commit": env["git_commit"], "exported": time.time(),
+                "parts": run_log(ctx.store.workdir, spec, slice_name)}  # its `study run` lines, for a record
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return n, len(done)
 
@@ -80,6 +82,7 @@ def merge_results(spec: StudySpec, ctx: RunContext, exports: list[Path]) -> tupl
         for path, rows in by_artifact.items():  # an artifact's rows replace its earlier copy: merging twice is once
             rows_added += ctx.results.add(rows, replace_artifact=path)
         log_merge(ctx.store.workdir, folder, manifest, len(records))
+        add_run_log(ctx.store.workdir, manifest.get("parts", []))
     return rows_added, artifacts_added
 
 

@@ -290,7 +290,7 @@ def execute(spec: StudySpec, ctx: RunContext, executor: str = "local", jobs: int
             from mbertlab.studies.slices import study_slicing
 
             only = study_slicing(spec).get(slice_name).jobs
-        built = run_study(spec, ctx, jobs=jobs or default_jobs(), only=only)
+        built = run_study(spec, ctx, jobs=jobs or default_jobs(), only=only, slice_name=slice_name)
         return f"{len(built)} stages complete" + (f" (slice {slice_name})" if slice_name else "")
     return submit_study(spec, ctx, "slurm" if executor == "slurm" else "local", jobs).summary()
 

@@ -112,9 +112,10 @@ def _worker_build(kind: StageKind, job: Job, inputs: list[Artifact], workdir: st
     return kind.build(job.config, inputs, ctx)
 
 
-def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] | None = None) -> dict[Job, Artifact]:
-    """Build every job of the study (or `only` these, a slice with its inputs) in dependency order; returns the
-    artifact of each job."""
+def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] | None = None,
+              slice_name: str | None = None) -> dict[Job, Artifact]:
+    """Build every job of the study (or `only` these, the slice `slice_name` with its inputs) in dependency order;
+    returns the artifact of each job."""
     statuses = study_status(spec, ctx.store, only)
     missing = [s for s in statuses if s.state != "done"]
     started, cpu, tally = time.time(), _cpu_seconds(), _Tally()
@@ -123,7 +124,7 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] |
         built = _build(spec, statuses, missing, ctx, jobs, tally)
     finally:  # an interrupted run (Ctrl-C, SIGTERM) is logged too: a run resumed in parts adds its parts
         log_run(spec, ctx, jobs, started, cpu, built=tally.done, total=len(statuses),
-                complete=tally.done == len(missing))
+                complete=tally.done == len(missing), slice_name=slice_name)
     log.info("study %s finished in %.1f s", spec.name, time.time() - started)
     return built
 
@@ -180,23 +181,54 @@ def _unreaped_children_cpu() -> float:
 
 
 def log_run(spec: StudySpec, ctx: RunContext, jobs: int, started: float, cpu: float, built: int, total: int,
-            complete: bool) -> None:
+            complete: bool, slice_name: str | None = None) -> None:
     """One line per `study run`, finished or interrupted, in <workdir>/runs.jsonl: what a committed run record
-    (papers/records.py) reports as the run's time, machine and precision; a run resumed in parts is several lines.
+    (papers/records.py) reports as the run's time, machine (its GPU where the spec's device is one), precision and
+    slice; a run resumed in parts, or run in slices, is several lines (`results export` carries a slice's lines).
     An interrupted part's CPU counts its workers too, read before they are reaped (`_cpu_seconds`)."""
     import json
 
-    from mbertlab.runtime import bf16_supported, processor_name
+    from mbertlab.runtime import bf16_supported, processor_name, resolve_device, resolve_precision
     from mbertlab.store.artifacts import environment_info
 
-    env = environment_info()
+    env, device = environment_info(), resolve_device(spec.device)
     line = {"study": spec.name, "scale": spec.scale, "started": started, "wall_s": round(time.time() - started, 1),
             "cpu_s": round(_cpu_seconds() - cpu, 1), "jobs": jobs, "stages_built": built, "stages": total,
-            "complete": complete,
-            "precision": spec.precision, "processor": processor_name(), "cpu_bf16": bf16_supported(),
-            "cores": cpu_count(), "host": env["host"], "commit": env["git_commit"]}
+            "complete": complete, "slice": slice_name,
+            "precision": resolve_precision(spec.precision, device), "processor": processor_name(),
+            "cpu_bf16": bf16_supported(), "cores": cpu_count(), "host": env["host"], "commit": env["git_commit"]}
+    if device.type == "cuda":
+        import torch
+
+        line["gpu"] = torch.cuda.get_device_name(device)
     with (ctx.store.workdir / "runs.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(line, sort_keys=True) + "\n")
+
+
+def run_log(workdir: Path, spec: StudySpec, slice_name: str | None = None) -> list[dict]:
+    """The workdir's `study run` lines (`log_run`) of this study and scale that built stages, oldest first; with
+    `slice_name`, only that slice's."""
+    import json
+
+    path = workdir / "runs.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line] \
+        if path.is_file() else []
+    return [line for line in lines if line.get("study") == spec.name and line.get("scale") == spec.scale
+            and line.get("stages_built") and (slice_name is None or line.get("slice") == slice_name)]
+
+
+def add_run_log(workdir: Path, lines: list[dict]) -> int:
+    """Append `study run` lines made elsewhere (a merged slice's) to the workdir's runs.jsonl, each once; how many
+    were new."""
+    import json
+
+    path = workdir / "runs.jsonl"
+    have = {(line.get("host"), line.get("started")) for line in
+            (json.loads(t) for t in (path.read_text(encoding="utf-8").splitlines() if path.is_file() else []) if t)}
+    new = [line for line in lines if (line.get("host"), line.get("started")) not in have]
+    with path.open("a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(line, sort_keys=True) + "\n" for line in new)
+    return len(new)
 
 
 def _line_name(status: JobStatus) -> str:
