@@ -1,7 +1,7 @@
 """Run one slice of a study on a bare GPU machine and leave its exported results in a folder (issue 52).
 
     python benchmarks/gpu_slice.py k2020 overlap-seed0 OUT [--scale gpu] [--device auto] [--wheels DIR] [--jobs N]
-                                   [--set KEY=VALUE ...]
+                                   [--set KEY=VALUE ...] [--pack DIR [--piece-mib 15]]
 
 From the repository root of a copy of the working tree, with the machine's own Python (which has torch and
 transformers, and may lack the package's lighter dependencies). Steps, each printed with its time:
@@ -10,7 +10,11 @@ transformers, and may lack the package's lighter dependencies). Steps, each prin
    the network (the machine reaches none);
 2. `study plan --slices`: the slice's estimate by the plan's measured rates;
 3. `study run --slice NAME` in OUT/work (per-stage lines and a heartbeat every 60 s on stderr);
-4. `results export --slice NAME` into OUT/export, for `mbertlab results merge` on the machine that reports.
+4. `results export --slice NAME` into OUT/export, for `mbertlab results merge` on the machine that reports;
+5. with `--pack DIR`: the export as DIR/SLICE.tar.xz.000, .001, ..., pieces of at most `--piece-mib` MiB (an export
+   holds the generated text, about 260 MB for a k2020 gpu slice, over the device tool's 16 MiB a file); on the
+   machine that reports, `cat SLICE.tar.xz.* | tar -xJ` gives back `export/`. Then OUT/export is removed, so the
+   next slice can run in the same OUT (its workdir reuses the generated languages).
 The last line is `slice_seconds=...` (steps 3 and 4). Nothing here imports mbertlab: it runs as a subprocess once
 its dependencies import. On the CPU at test scale: `--scale test --device cpu` (tests/benchmarks/test_gpu_slice.py).
 """
@@ -46,7 +50,9 @@ def main() -> None:
     step("export", lambda: run([*mbertlab, "results", "export", args.study, str(out / "export"), "--scale",
                                 args.scale, *[a for s in args.set for a in ("--set", s)], "--slice", args.slice],
                                env))
-    print(f"done in {time.time() - started:.1f} s; the export: {out / 'export'}", flush=True)
+    if args.pack:
+        step("pack", lambda: pack(out / "export", Path(args.pack) / f"{args.slice}.tar.xz", args.piece_mib))
+    print(f"done in {time.time() - started:.1f} s; the export: {args.pack or out / 'export'}", flush=True)
     print(f"slice_seconds={time.time() - slice_started:.1f}", flush=True)
 
 
@@ -60,6 +66,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--wheels", default=str(ROOT / "shared" / "wheels"), help="Wheels of missing imports.")
     parser.add_argument("--jobs", type=int, default=0, help="study run --jobs (0: one per core).")
     parser.add_argument("--set", action="append", default=[], help="A spec override (repeatable).")
+    parser.add_argument("--pack", default=None, help="Folder for the export as xz-compressed pieces (then removed).")
+    parser.add_argument("--piece-mib", type=float, default=15.0, help="Largest piece of --pack, in MiB.")
     return parser.parse_args()
 
 
@@ -74,6 +82,25 @@ def run(command: list[str], env: dict, extra: dict | None = None) -> None:
     result = subprocess.run(command, cwd=ROOT, env={**env, **(extra or {})})
     if result.returncode != 0:
         sys.exit(f"gpu_slice: `{' '.join(command[2:])}` failed with exit status {result.returncode}")
+
+
+def pack(export: Path, archive: Path, piece_mib: float) -> None:
+    """`export` as a tar.xz cut into numbered pieces of at most `piece_mib` MiB beside `archive`; then removed."""
+    import shutil
+    import tarfile
+
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    whole = archive.parent / f".{archive.name}.tmp"
+    with tarfile.open(whole, "w:xz", preset=3) as tar:
+        tar.add(export, arcname="export")
+    size, n = int(piece_mib * 2**20), 0
+    with whole.open("rb") as fh:
+        while chunk := fh.read(size):
+            (archive.parent / f"{archive.name}.{n:03d}").write_bytes(chunk)
+            n += 1
+    whole.unlink()
+    shutil.rmtree(export)
+    print(f"packed into {n} piece(s) {archive}.000 ...", flush=True)
 
 
 PROBE = """
