@@ -2,6 +2,7 @@
 
     python benchmarks/gpu_slice.py k2020 overlap-seed0 OUT [--scale gpu] [--device auto] [--wheels DIR] [--jobs N]
                                    [--set KEY=VALUE ...] [--pack DIR [--piece-mib 15]]
+                                   [--also SLICE ... [--start-within-s S]]
 
 From the repository root of a copy of the working tree, with the machine's own Python (which has torch and
 transformers, and may lack the package's lighter dependencies). Steps, each printed with its time:
@@ -15,8 +16,10 @@ transformers, and may lack the package's lighter dependencies). Steps, each prin
    holds the generated text, about 260 MB for a k2020 gpu slice, over the device tool's 16 MiB a file); on the
    machine that reports, `cat SLICE.tar.xz.* | tar -xJ` gives back `export/`. Then OUT/export is removed, so the
    next slice can run in the same OUT (its workdir reuses the generated languages).
-The last line is `slice_seconds=...` (steps 3 and 4). Nothing here imports mbertlab: it runs as a subprocess once
-its dependencies import. On the CPU at test scale: `--scale test --device cpu` (tests/benchmarks/test_gpu_slice.py).
+With `--also`, more slices in turn in the same workdir (so they reuse the generated languages), none started
+after `--start-within-s` seconds. The last line is `slice_seconds=...` (steps 3 to 5, summed over the slices).
+Nothing here imports mbertlab: it runs as a subprocess once its dependencies import. On the CPU at test scale:
+`--scale test --device cpu` (tests/benchmarks/test_gpu_slice.py).
 """
 from __future__ import annotations
 
@@ -43,17 +46,23 @@ def main() -> None:
     common = [args.study, "--scale", args.scale, *[a for s in args.set for a in ("--set", s)]]
     mbertlab = [sys.executable, "-m", "mbertlab", "--workdir", str(out / "work")]
     step("plan", lambda: run([*mbertlab, "study", "plan", *common, "--slices"], env, {"COLUMNS": "160"}))
-    slice_started = time.time()
     device = ["--device", args.device] if args.device else []
-    step(f"run slice {args.slice}", lambda: run([*mbertlab, "study", "run", *common, *device, "--slice", args.slice,
-                                                 "--jobs", str(args.jobs)], env))
-    step("export", lambda: run([*mbertlab, "results", "export", args.study, str(out / "export"), "--scale",
-                                args.scale, *[a for s in args.set for a in ("--set", s)], "--slice", args.slice],
-                               env))
-    if args.pack:
-        step("pack", lambda: pack(out / "export", Path(args.pack) / f"{args.slice}.tar.xz", args.piece_mib))
+    total, packed = 0.0, set()
+    for i, name in enumerate([args.slice, *args.also]):
+        if i and time.time() - started > args.start_within_s:
+            print(f"== skip slice {name}: {time.time() - started:.0f} s gone, none starts after "
+                  f"{args.start_within_s:.0f} s", flush=True)
+            continue
+        slice_started = time.time()
+        step(f"run slice {name}", lambda: run([*mbertlab, "study", "run", *common, *device, "--slice", name,
+                                               "--jobs", str(args.jobs)], env))
+        step("export", lambda: run([*mbertlab, "results", "export", args.study, str(out / "export"), "--scale",
+                                    args.scale, *[a for s in args.set for a in ("--set", s)], "--slice", name], env))
+        if args.pack:
+            step("pack", lambda: pack(out / "export", Path(args.pack) / f"{name}.tar.xz", args.piece_mib, packed))
+        total += time.time() - slice_started
     print(f"done in {time.time() - started:.1f} s; the export: {args.pack or out / 'export'}", flush=True)
-    print(f"slice_seconds={time.time() - slice_started:.1f}", flush=True)
+    print(f"slice_seconds={total:.1f}", flush=True)
 
 
 def parse_args() -> argparse.Namespace:
@@ -68,7 +77,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--set", action="append", default=[], help="A spec override (repeatable).")
     parser.add_argument("--pack", default=None, help="Folder for the export as xz-compressed pieces (then removed).")
     parser.add_argument("--piece-mib", type=float, default=15.0, help="Largest piece of --pack, in MiB.")
-    return parser.parse_args()
+    parser.add_argument("--also", action="append", default=[], help="A slice to run after it, in the same workdir "
+                        "(repeatable; needs --pack, which empties OUT/export for the next).")
+    parser.add_argument("--start-within-s", type=float, default=float("inf"), help="Start no --also slice after "
+                        "this many seconds of the script (a device call's limit less a slice's time).")
+    args = parser.parse_args()
+    if args.also and not args.pack:
+        parser.error("--also needs --pack (each slice's export leaves OUT/export for the next)")
+    return args
 
 
 def step(name: str, work) -> None:
@@ -84,11 +100,19 @@ def run(command: list[str], env: dict, extra: dict | None = None) -> None:
         sys.exit(f"gpu_slice: `{' '.join(command[2:])}` failed with exit status {result.returncode}")
 
 
-def pack(export: Path, archive: Path, piece_mib: float) -> None:
-    """`export` as a tar.xz cut into numbered pieces of at most `piece_mib` MiB beside `archive`; then removed."""
+def pack(export: Path, archive: Path, piece_mib: float, packed: set[str]) -> None:
+    """`export` as a tar.xz cut into numbered pieces of at most `piece_mib` MiB beside `archive`; then removed.
+    Artifacts an earlier slice of this call packed (the generated languages, shared tokenizers) are left out and
+    listed in `already-packed.txt`: merge that slice's export with the earlier ones."""
     import shutil
     import tarfile
 
+    here = {f"{d.parent.name}/{d.name}" for d in (export / "artifacts").glob("*/*") if d.is_dir()}
+    left_out = sorted(here & packed)
+    for rel in left_out:
+        shutil.rmtree(export / "artifacts" / rel)
+    (export / "already-packed.txt").write_text("".join(f"{rel}\n" for rel in left_out), encoding="utf-8")
+    packed |= here
     archive.parent.mkdir(parents=True, exist_ok=True)
     whole = archive.parent / f".{archive.name}.tmp"
     with tarfile.open(whole, "w:xz", preset=3) as tar:
@@ -100,7 +124,8 @@ def pack(export: Path, archive: Path, piece_mib: float) -> None:
             n += 1
     whole.unlink()
     shutil.rmtree(export)
-    print(f"packed into {n} piece(s) {archive}.000 ...", flush=True)
+    print(f"packed into {n} piece(s) {archive}.000 ... ({len(left_out)} artifacts left to an earlier slice's)",
+          flush=True)
 
 
 PROBE = """
