@@ -50,11 +50,10 @@ def _respelling(lang) -> Callable[[str], str]:
     return WORD_MAPS.get(lang.variant)
 
 
-def generate_into(config: GenerateConfig, out: Path) -> dict:
-    grammar = Grammar(config)
+def language_spellings(config: GenerateConfig, grammar: Grammar) -> dict[str, Spelling]:
+    """Every language's word forms (concept -> form), each from its own seeded stream: what `generate` wrote,
+    recomputed from its config alone (analysis/verb_geometry.py reads a language's verbs this way)."""
     spellings: dict[str, Spelling] = {}
-    corpora: dict[str, dict[str, list[list[Token]]]] = {}
-    summary = {}
     for lang in ordered_languages(config):
         base = spellings.get(lang.base) if lang.base else None
         rng = np.random.default_rng([config.seed, lang.sample_seed, 7])
@@ -64,6 +63,15 @@ def generate_into(config: GenerateConfig, out: Path) -> dict:
             spellings[lang.name] = fresh_spelling(grammar, lang, rng, base)
         else:
             spellings[lang.name] = derived_spelling(base, _respelling(lang))
+    return spellings
+
+
+def generate_into(config: GenerateConfig, out: Path) -> dict:
+    grammar = Grammar(config)
+    spellings = language_spellings(config, grammar)
+    corpora: dict[str, dict[str, list[list[Token]]]] = {}
+    summary = {}
+    for lang in ordered_languages(config):
         corpora[lang.name] = _sample_corpus(grammar, config, lang, spellings, corpora)
         summary[lang.name] = _write_language(out / lang.name, corpora[lang.name])
         summary[lang.name]["config"] = lang.model_dump(mode="json")
