@@ -123,3 +123,7 @@ def test_the_command_reads_a_saved_encoders_word_embeddings(world, tmp_path):
     result = CliRunner().invoke(app, ["analyze", "verb-geometry", "--generate", str(tmp_path), "--encoder",
                                       str(encoder)])
     assert result.exit_code != 0 and "config.json: missing" in str(result.exception or result.output)
+    # the fake script's verbs are unknown to this encoder's vocabulary: refused, not scored as one [UNK] vector
+    result = CliRunner().invoke(app, ["analyze", "verb-geometry", "--generate", str(world), "--encoder", str(encoder),
+                                      "--lang", "fake"])
+    assert result.exit_code != 0 and "does not know" in str(result.exception or result.output)

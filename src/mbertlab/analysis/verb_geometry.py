@@ -100,10 +100,14 @@ def encoder_vectors(encoder_dir: Path, words: list[str]) -> np.ndarray:
         table = weights[keys[0]]
     else:
         raise ConfigError(f"{encoder_dir}: neither model.safetensors nor static_vectors.npy")
-    rows = []
+    rows, unknown = [], []
     for word in words:
         ids = tokenizer(word, add_special_tokens=False)["input_ids"]
-        if not ids:
-            raise ConfigError(f"{encoder_dir}: its tokenizer gives no piece for the verb {word!r}")
+        if not ids or tokenizer.unk_token_id in ids:  # every unknown verb would share one vector
+            unknown.append(word)
+            continue
         rows.append(table[ids].astype(np.float64).mean(axis=0))
+    if unknown:
+        raise ConfigError(f"{encoder_dir}: its tokenizer does not know {len(unknown)} of the {len(words)} verbs (e.g. "
+                          f"{unknown[0]!r}: [UNK] or no piece); give the language it was trained on (--lang)")
     return np.stack(rows)
