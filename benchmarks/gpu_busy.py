@@ -132,7 +132,9 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", default=["base", "quick"], choices=sorted(SHAPES))
     parser.add_argument("--steps", type=int, default=20, help="recorded steps")
     parser.add_argument("--skip", type=int, default=8, help="steps before recording (compilation, warm-up)")
-    parser.add_argument("--compile", action="store_true", help="compile: true, as a spec may set it")
+    parser.add_argument("--compile", nargs="?", const=True, default=False, choices=[True, "reduce-overhead",
+                        "max-autotune"], help="compile: true, as a spec may set it; or a torch.compile mode "
+                        "(reduce-overhead: CUDA graphs)")
     args = parser.parse_args()
     setup_torch()
     with tempfile.TemporaryDirectory() as tmp:

@@ -181,3 +181,17 @@ def test_early_stopping_keeps_the_best_evaluation_and_resumes_exactly(tmp_path, 
 
     plain = PretrainConfig.model_validate({**TINY, "steps": 100})
     assert "patience" not in plain.model_dump()  # configs without early stopping keep their hashes
+
+
+@pytest.mark.parametrize("setting, expected", [(True, {}), ("reduce-overhead", {"mode": "reduce-overhead"})])
+def test_compile_passes_its_mode_to_torch_compile(tmp_path, src_shards, monkeypatch, setting, expected):
+    """`compile: reduce-overhead` (CUDA graphs, for the small models whose step is the host's launches, issue 53)
+    reaches torch.compile as its mode; `compile: true` compiles with torch's default. Compiling itself is stubbed:
+    it takes minutes on the CPU and its speed is a GPU benchmark's (benchmarks/gpu_busy.py --compile MODE)."""
+    calls = []
+    monkeypatch.setattr(torch.nn.Module, "compile", lambda self, **kwargs: calls.append(kwargs))
+    pretrain_into(PretrainConfig.model_validate({**TINY, "steps": 2, "checkpoint_every": 2, "compile": setting}),
+                  src_shards, tmp_path)
+    assert calls == [expected]
+    with pytest.raises(ValueError):
+        PretrainConfig.model_validate({**TINY, "compile": "fast"})

@@ -141,8 +141,8 @@ def open_run(config: PretrainConfig, shards_dir: Path, out: Path | None, world: 
     with world.failures("pretrain"):
         _resume(out, model, opt, state, world)
     sampler, masker = training_data(config, shards)
-    if config.compile:
-        model.bert.compile()  # in place: parameter names, and so checkpoints, stay the same
+    if config.compile:  # in place: parameter names, and so checkpoints, stay the same
+        model.bert.compile(**({} if config.compile is True else {"mode": config.compile}))
     dev = {lang: [(to_device(i, device), to_device(l, device)) for i, l in batches]
            for lang, batches in dev_batches(config, shards, masker).items()} if world.main else {}
     with world.failures("pretrain"):  # DDP broadcasts rank 0's (resumed) weights as it wraps the model
