@@ -337,13 +337,16 @@ def _spec(tmp_path, text: str):
 
 @pytest.mark.parametrize("text, message", [
     ("tables: [{title: T, factor: f, rows: [{level: a, condition: nowhere}]}]\n", "unknown condition 'nowhere'"),
-    ("conditions: [{name: a, target: tgt_fake}, {name: b, target: tgt_fake}]\ntables: []\nfindings: []\n",
+    ("conditions: [{name: a, target: tgt_fake}, {name: b, target: tgt_fake}]\ntables: []\nfindings: []\n"
+     "scales: {lab: {run_only: null}}\n",
      "'a' and 'b' pretrain the same encoder"),
     ("tasks: [ner]\n", "mixed_pairs needs the xnli task"),
     ("tables: [{title: T, factor: f, key: pretrain.model.depth, rows: [{condition: Fake-English}]}]\n",
      "no setting 'depth'"),
     ("tables: [{title: T, factor: f, rows: [{condition: Fake-English}]}]\n", "needs a level"),
     ("conditions: [{name: a, target: tgt_fake, permute: 2}]\n", "permute"),
+    ("scales: {lab: {run_only: [Fake-English, Fake English]}}\n", "key 'run_only': unknown condition 'Fake English'"),
+    ("conditions: [{name: a, target: tgt_fake}]\ntables: []\nfindings: []\n", "unknown condition 'shared script' "),
 ])
 def test_condition_errors_name_the_key(tmp_path, text, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
@@ -408,3 +411,17 @@ def test_zero_shot_equalities_and_deltas_need_targets_that_transfer():
     kept = [c for c in claim.checks if c.kind in ("transfers", "headroom")]
     checked = evaluate_findings([claim.model_copy(update={"checks": kept})], rows, correct=False)[0]
     assert checked.state == "uninformative" and [c.passed for c in checked.checks] == [False, False]
+
+
+def test_the_lab_builds_its_share_of_the_grid_and_the_gpu_scale_all_of_it():
+    """Issue 51's budget: the lab builds Tables 1 and 3's conditions; the tables and findings keep every
+    condition (the scorecard reports the others not run), and the gpu scale, which inherits the lab block,
+    builds every one."""
+    lab, gpu = load_spec("k2020", "lab"), load_spec("k2020", "gpu")
+    built = {j.tag("condition") for j in study_jobs(lab)} - {None, ""}
+    assert built == {"shared script", "Fake-English", "unigram corpus"}
+    everything = {c.name for c in gpu.settings.conditions}
+    assert {j.tag("condition") for j in study_jobs(gpu)} - {None, ""} == everything
+    assert {c.name for c in lab.settings.conditions} == everything
+    assert len(everything) > 30
+    assert {r.condition for t in lab.settings.tables for r in t.rows} - built  # rows the lab leaves not run

@@ -18,6 +18,7 @@ DROPPED_WITH_REASON = {
     ("k2020", "paper"): {
         "task_finetune.ner.epochs": "the paper's NER is a BiLSTM-CRF on frozen features (task_modes), 3 epochs",
         "task_finetune.xnli.epochs": "the paper fine-tunes XNLI as BERT does: 3 epochs (finetune.epochs)",
+        "run_only": "the lab's share of the grid; the paper scale builds its whole grid",
     },
     ("wd2019", "paper"): {
         "task_finetune.xnli.epochs": "§5's grid states epochs {3, 4} for every task (finetune.epochs)",

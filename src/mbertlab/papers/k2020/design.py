@@ -111,6 +111,9 @@ class ConditionsSettings(Config):
     retrieval: bool = Field(True, description="Word-retrieval MRR between source and target per encoder.")
     tables: list[FactorTable] = Field(default_factory=list, description="The paper's factor tables (rows name "
                                       "conditions); none: one table per task over all conditions only.")
+    run_only: list[str] | None = Field(None, description="The conditions this scale builds (default: all), e.g. "
+                                       "the lab's share of a grid the gpu scale runs whole; the others keep their "
+                                       "table rows and findings, which report them as not run.")
     condition_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Keys over named "
                                                            "conditions (deep-merged), so that a scale changes one "
                                                            "condition without restating the list, e.g. {char "
@@ -156,6 +159,8 @@ def plan(spec: StudySpec) -> list[Job]:
                  "the same languages" for t in s.tables if t.per_language and len({
                      tuple(condition_languages(s, by_name[r.condition]))
                      for r in t.rows if r.condition in by_name}) > 1]
+    problems += [f"{spec.source}: key 'run_only': unknown condition {n!r} (conditions: {', '.join(names)}; "
+                 "null builds every one)" for n in s.run_only or () if n not in names]
     problems += [f"{spec.source}: key 'conditions': {c.name!r}: mixed_pairs needs the xnli task"
                  for c in s.conditions if c.mixed_pairs and "xnli" not in (s.tasks if c.tasks is None else c.tasks)]
     if problems:
@@ -164,7 +169,7 @@ def plan(spec: StudySpec) -> list[Job]:
         [setting_value(s, by_name[r.condition], table.key) for r in table.rows if r.level is None]
     jobs: list[Job] = []
     encoders: dict[Job, str] = {}
-    for cond in s.conditions:
+    for cond in (c for c in s.conditions if s.run_only is None or c.name in s.run_only):
         cond_jobs = _condition_jobs(s, cond, text, data)
         for job in {j.inputs[0] for j in cond_jobs if j.kind == "transfer" and len(j.inputs) == 2}:
             if job in encoders and encoders[job] != cond.name:
