@@ -220,3 +220,14 @@ def test_a_sample_sees_a_lab_lexicon_whole_and_a_large_one_not(tmp_path):
         big = config.model_copy(update={"sentences": SplitSizes(train=10 * SAMPLE_SENTENCES, dev=1, test=1)})
         assert _sees_the_lexicon(big, tmp_path / str(seen)) is seen
         assert _sees_the_lexicon(config, tmp_path / str(seen))  # the sample is the whole text
+
+
+def test_a_scale_that_builds_a_share_of_the_conditions_says_so(tmp_path):
+    """k2020's lab builds Tables 1 and 3 (issue 51's budget); its plan names them, and a run of every condition
+    (`--set run_only=null`) has no such line."""
+    store = ArtifactStore(tmp_path)
+    share = [w for w in plan_study(load_spec("k2020", "lab"), store).warnings if w.startswith("run_only")]
+    assert share == ["run_only: 3 of 32 conditions are built at this scale (shared script, Fake-English, unigram "
+                     "corpus); the tables' other rows and the findings that read them are reported not run"]
+    whole = plan_study(load_spec("k2020", "lab", ["run_only=null"]), store, ["run_only=null"]).warnings
+    assert not [w for w in whole if w.startswith("run_only")]

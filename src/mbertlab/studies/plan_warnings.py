@@ -38,6 +38,7 @@ def plan_warnings(spec: StudySpec, pretrains: list[PretrainEstimate], shortfalls
                  "from its shards when it runs, and the plan counts the spec's `steps` (an estimate) for them"
                  ] if by_epochs else []
     warnings += passes_warnings(pretrains)
+    warnings += run_only_warnings(spec)
     warnings += [f"--set {o}: changes no stage of the study" for o in unused_overrides(spec, overrides)]
     return warnings
 
@@ -51,6 +52,16 @@ def passes_warnings(pretrains: list[PretrainEstimate]) -> list[str]:
     runs = len({label for _, label, _ in over})
     return [f"{runs} pretrainings pass over a language's text more than {PASSES_WARN} times (most: {label}, "
             f"{n:,.0f} passes over {lang}): a model that sees its text so often memorises it"]
+
+
+def run_only_warnings(spec: StudySpec) -> list[str]:
+    """A design that builds a share of its conditions at this scale (`run_only`) says so: the tables' other rows
+    and the findings that read them are reported not run, which a reader of the plan should know first."""
+    only, conditions = getattr(spec.settings, "run_only", None), getattr(spec.settings, "conditions", [])
+    if only is None:
+        return []
+    return [f"run_only: {len(only)} of {len(conditions)} conditions are built at this scale ({', '.join(only)}); "
+            "the tables' other rows and the findings that read them are reported not run"]
 
 
 def parameter_warnings(spec: StudySpec, pretrains: list[PretrainEstimate]) -> list[str]:
