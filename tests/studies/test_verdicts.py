@@ -436,6 +436,27 @@ def test_learned_compares_a_language_in_two_sets_with_its_own_sets_control():
     assert v.state == UNINFORMATIVE and "0.8 vs variant=random init 0.9 (-0.1" in v.checks[0].text
 
 
+def test_learned_tests_the_seeds_together_when_rows_carry_a_seed_tag():
+    """A study's rows carry their stage's tags, the seed among them (`with_tags`): a model of 3 seeds against a
+    random-init control of 3 seeds is one test of 3 against 3 (Welch, computed here with scipy), not three
+    groups of one, which no test can decide (lms2023's lab run was left 'needs >= 3 seeds a side (n = 1)')."""
+    def probe(value, seed, variant):
+        return ResultRow("accuracy", value, train_lang="x", test_lang="x", seed=seed,
+                         extra={"variant": variant, "transfer": "in-language", "seed": str(seed)})
+
+    model, control = [0.95, 0.96, 0.94], [0.80, 0.84, 0.82]
+    rows = [probe(v, s, "distilled") for s, v in enumerate(model)]
+    rows += [probe(v, s, "random init") for s, v in enumerate(control)]
+    check = {"kind": "learned", "select": {"transfer": "in-language"}, "margin": 0.02,
+             "against": [{"variant": "random init"}]}
+    v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, rows)
+    p = stats.ttest_ind(np.array(model) - 0.02, control, equal_var=False, alternative="greater").pvalue
+    assert v.checks[0].passed and f"p={p:.3g}" in v.checks[0].text, v.checks[0].text
+    close = [probe(v, s, "distilled") for s, v in enumerate([0.83, 0.85, 0.81])] + rows[3:]
+    v = one({"kind": "above", "select": {"variant": "distilled"}, "value": 0.5, "checks": [check]}, close)
+    assert v.checks[0].passed is False and "needs >= 3" not in v.checks[0].text, v.checks[0].text
+
+
 def test_learned_skips_a_side_that_is_the_control_itself():
     """K et al.'s "above random": the model's target against its random-init control's. The random-init side is
     the baseline, not a model that had to learn its task: only the pretrained side is checked (before, the

@@ -65,8 +65,9 @@ def gap_test(a: tuple[float, ...], b: tuple[float, ...], margin: float, alpha: f
 def _alike(control: list[ResultRow], row: ResultRow, overridden: Selection) -> list[ResultRow]:
     """The control's rows that carry the model row's own value of each tag on which they differ among
     themselves (lms2023's a100 is in both sets: its probe is compared with its own set's control). Not a tag:
-    what the check overrides, and what a row records of its own selected run (the step a run chose)."""
-    keys = {k for c in control for k in c.extra} - set(overridden) - SELECTED_RUN_KEYS
+    what the check overrides, what a row records of its own selected run (the step a run chose), and the seed (a
+    stage's `seed` tag): the seeds are the samples the test compares, never a group of one."""
+    keys = {k for c in control for k in c.extra} - set(overridden) - SELECTED_RUN_KEYS - {"seed"}
     for key in sorted(k for k in keys if k in row.extra and not k.startswith("row ")):
         if len({str(c.extra.get(key)) for c in control}) > 1:
             control = [c for c in control if str(c.extra.get(key)) == str(row.extra[key])] or control
