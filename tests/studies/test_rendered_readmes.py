@@ -63,3 +63,28 @@ def test_a_section_without_its_markers_is_a_one_line_error(tmp_path):
     for broken in (f"a {start}", f"{end} {start}", f"{start}{end}{start}{end}"):
         with pytest.raises(ConfigError, match="expected one pair of markers"):
             replace_between(broken, start, end, "new\n", tmp_path)
+
+
+@pytest.mark.parametrize("key", [*PAPER_KEYS, "quick"])
+def test_a_committed_record_is_small_and_its_rows_are_gzipped_json_lines(key):
+    """Each record file stays under the 1 MB a repository file may weigh; the rows read back with the standard
+    library's gzip alone, one JSON object a line, as many as run.json counts."""
+    import gzip
+    import json
+
+    for scale in ("lab", "gpu"):
+        folder = runs_folder(key, scale)
+        if not (folder / "run.json").is_file():
+            continue
+        assert all(f.stat().st_size < 1_000_000 for f in folder.iterdir()), folder
+        lines = gzip.decompress((folder / "rows.jsonl.gz").read_bytes()).decode("utf-8").splitlines()
+        assert len([json.loads(line) for line in lines]) == json.loads((folder / "run.json").read_text())["rows"]
+
+
+def test_a_record_whose_rows_are_not_gzip_is_a_one_line_error(tmp_path):
+    from mbertlab.papers.records import read_record
+
+    for name, text in (("rows.jsonl.gz", "{}\n"), ("facts.json", "{}"), ("run.json", "{}")):
+        (tmp_path / name).write_text(text)
+    with pytest.raises(ConfigError, match=r"rows.jsonl.gz: not a gzipped JSON-lines file"):
+        read_record(tmp_path)

@@ -1,7 +1,8 @@
 """A paper's lab run committed beside it, and the README sections rendered from it (issue 51).
 
-`papers/<key>/runs/<scale>/` holds, small and text: `rows.jsonl` (every result row of the spec's stages, each
-artifact named `stage/hash`), `facts.json` (what the verdicts' checks read from the artifacts: dev losses,
+`papers/<key>/runs/<scale>/` holds, small: `rows.jsonl.gz` (every result row of the spec's stages, each
+artifact named `stage/hash`; JSON lines, gzipped without a timestamp so that one run gives one file: lms2023's 7,080
+rows are 2.8 MB as text and 0.16 MB so; `zcat` reads it), `facts.json` (what the verdicts' checks read from the artifacts: dev losses,
 context-free losses, surface-only accuracies, the inputs between artifacts; analysis/artifact_facts.py) and
 `run.json` (commit, dates, processor and its bf16, precision, --jobs, wall and CPU time of each part of the run,
 stages, the spec version). From them and the spec alone, `study report NAME --results DIR --readme` renders the
@@ -9,6 +10,7 @@ report's tables and scorecard into the paper's README and the verdict counts int
 markers; tests/papers/test_rendered_readmes.py holds the READMEs equal to what it renders."""
 from __future__ import annotations
 
+import gzip
 import json
 import tempfile
 import time
@@ -26,7 +28,7 @@ from mbertlab.studies.spec import StudySpec
 
 PAPERS = Path(__file__).resolve().parent
 STUDIES_README = PAPERS.parents[2] / "studies" / "README.md"
-FILES = ("rows.jsonl", "facts.json", "run.json")
+FILES = ("rows.jsonl.gz", "facts.json", "run.json")
 PAPER_KEYS = ("wd2019", "wd2020", "k2020", "liu2020", "lms2023")
 
 
@@ -75,12 +77,13 @@ def record_run(spec: StudySpec, ctx: RunContext, out: Path, partial: bool = Fals
     if missing:
         run.update(stages_built=len(statuses) - len(missing), slices=_whole_slices(spec, statuses))
     out.mkdir(parents=True, exist_ok=True)
-    texts = {"rows.jsonl": "".join(r + "\n" for r in records),
+    texts = {"rows.jsonl.gz": "".join(r + "\n" for r in records),
              "facts.json": json.dumps(facts.answers, indent=0, sort_keys=True) + "\n",
              "run.json": json.dumps(run, indent=1, sort_keys=True) + "\n"}
     for name, text in texts.items():  # each file whole or not at all
+        data = text.encode("utf-8")
         tmp = out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else data)
         tmp.replace(out / name)
     return run
 
@@ -98,7 +101,11 @@ def read_record(folder: Path) -> tuple[list[dict], dict, dict]:
     for name in FILES:
         if not (folder / name).is_file():
             raise ConfigError(f"{folder / name}: missing; expected a run record (`mbertlab results record`)")
-    rows = [json.loads(line) for line in (folder / "rows.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    try:
+        lines = gzip.decompress((folder / "rows.jsonl.gz").read_bytes()).decode("utf-8").splitlines()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{folder / 'rows.jsonl.gz'}: not a gzipped JSON-lines file ({exc})") from None
+    rows = [json.loads(line) for line in lines if line]
     return (rows, json.loads((folder / "facts.json").read_text(encoding="utf-8")),
             json.loads((folder / "run.json").read_text(encoding="utf-8")))
 
