@@ -2,12 +2,13 @@
 
 `papers/<key>/runs/<scale>/` holds, small: `rows.jsonl.gz` (every result row of the spec's stages, each
 artifact named `stage/hash`; JSON lines, gzipped without a timestamp so that one run gives one file: lms2023's 7,080
-rows are 2.8 MB as text and 0.16 MB so; `zcat` reads it), `facts.json` (what the verdicts' checks read from the artifacts: dev losses,
-context-free losses, surface-only accuracies, the inputs between artifacts; analysis/artifact_facts.py) and
-`run.json` (commit, dates, processor and its bf16, precision, --jobs, wall and CPU time of each part of the run,
-stages, the spec version). From them and the spec alone, `study report NAME --results DIR --readme` renders the
-report's tables and scorecard into the paper's README and the verdict counts into studies/README.md, between
-markers; tests/papers/test_rendered_readmes.py holds the READMEs equal to what it renders."""
+rows are 2.8 MB as text and 0.15 MB so; `zcat` reads it), `facts.json` (what the verdicts' checks read from the
+artifacts: dev losses, context-free losses, surface-only accuracies, the inputs between artifacts;
+analysis/artifact_facts.py) and `run.json` (commit, dates, processor and its bf16, precision, --jobs, wall and CPU
+time of each part of the run, stages, the spec version). From them and the spec alone, `study report NAME --results
+DIR --readme` renders the report's tables and scorecard into the paper's README and the verdict counts into
+studies/README.md, between markers; tests/studies/test_rendered_readmes.py holds the READMEs equal to what it
+renders."""
 from __future__ import annotations
 
 import gzip
