@@ -586,3 +586,25 @@ def test_learned_skips_the_baselines_it_names():
     assert v.state == UNINFORMATIVE and "control=random_init" in v.checks[0].text
     v = one({**above_random, "checks": [{**learned, "baselines": [{"control": "random_init"}]}]}, rows)
     assert v.checks[0].passed and v.state == HOLDS and "control=random_init" not in v.checks[0].text
+
+
+def test_unit_seed_tests_the_seeds_means_not_the_rows_of_one_seed_as_samples():
+    """lms2023's probe claims read rows per language and pair of one seed's models: as rows they were 60
+    samples a side (pseudo-replication, a Welch df in the hundreds). With `unit: seed` each side is its seeds'
+    means, and the test is scipy's Welch on those 3 against 3: a 5-point gap between two models whose seeds
+    spread by 10 points holds over the rows and is inconclusive over the seeds."""
+    seeds_a, seeds_b = [0.60, 0.70, 0.80], [0.55, 0.65, 0.75]
+    wobble = [0.01 * ((i * 7) % 5 - 2) for i in range(20)]  # the languages of one seed vary a little
+    rows = [ResultRow("accuracy", m + w, test_lang=f"l{i}", seed=s, extra={"variant": variant, "seed": str(s)})
+            for variant, means in (("student", seeds_a), ("teacher", seeds_b))
+            for s, m in enumerate(means) for i, w in enumerate(wobble)]
+    claim = {"kind": "greater", "a": {"variant": "student"}, "b": {"variant": "teacher"}}
+    assert one(claim, rows).state == HOLDS and one(claim, rows).sides[0].n == 60
+    v = one({**claim, "unit": "seed"}, rows)
+    assert v.state == INCONCLUSIVE and [s.n for s in v.sides] == [3, 3]
+    means = [[sum(w + m for w in wobble) / 20 for m in ms] for ms in (seeds_a, seeds_b)]
+    assert v.sides[0].values == pytest.approx(means[0]) and v.effect == pytest.approx(0.05)
+    assert v.p == pytest.approx(stats.ttest_ind(*means, equal_var=False, alternative="greater").pvalue)
+    apart = [r if r.extra["variant"] == "teacher" else
+             ResultRow("accuracy", r.value + 0.3, test_lang=r.test_lang, seed=r.seed, extra=r.extra) for r in rows]
+    assert one({**claim, "unit": "seed"}, apart).state == HOLDS  # a gap beyond the seeds' spread still holds

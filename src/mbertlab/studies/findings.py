@@ -38,6 +38,10 @@ class _Finding(Config):
     checks: list[Check] = Field(default_factory=list, description="Preconditions evaluated before the claim; "
                                 "a failing one makes the verdict uninformative.")
     delta: Delta | None = Field(None, description="Compare Δ = source − target per trained model, not the values.")
+    unit: Literal["row", "seed"] = Field("row", description="What one value of a side is: each selected row, or "
+                                         "(seed) the mean of a side's rows within each seed, so that rows of one "
+                                         "seed's models (languages, pairs, sets) are not tested as if they were "
+                                         "independent samples.")
     paired: bool = Field(False, description="greater, increasing, decreasing: match each side's rows by seed, "
                          "task, language and split (those no side sets apart), e.g. two metrics of one run or two "
                          "models on the same language's test set, and test the differences: a paired t-test, "

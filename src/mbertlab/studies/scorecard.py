@@ -68,6 +68,11 @@ def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str
         by_model = deltas(rows, full, finding.delta.source, finding.delta.target)  # by (artifact, seed)
         return Side(label(selection) + suffix, tuple(by_model.values()), tuple((seed,) for _, seed in by_model))
     picked = pick(rows, full)
+    if finding.unit == "seed":
+        by_seed: dict[tuple, list[float]] = {}
+        for r in picked:
+            by_seed.setdefault((r.seed, r.extra.get("seed")), []).append(r.value)
+        return Side(label(selection) + suffix, tuple(sum(v) / len(v) for v in by_seed.values()), tuple(by_seed))
     same = [c for c in PAIRED_COLUMNS if c not in apart]
     return Side(label(selection) + suffix, tuple(r.value for r in picked),
                 tuple((r.seed, r.extra.get("seed"), *(getattr(r, c) for c in same)) for r in picked))
