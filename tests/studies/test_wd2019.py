@@ -354,7 +354,10 @@ def test_freeze_levels_follow_depth_and_freeze_the_papers_layers():
 
     paper = load_spec("wd2019", "paper")
     assert freeze_levels(paper.settings, 12) == [0, 3, 6, 9]
-    assert freeze_levels(load_spec("wd2019", "lab").settings, 4) == [0, 1, 2, 3]
+    assert freeze_levels(load_spec("wd2019", "lab", ["freeze=null"]).settings, 4) == [0, 1, 2, 3]
+    assert freeze_levels(load_spec("wd2019", "gpu").settings, 12) == [0, 3, 6, 9]  # the lab's cut left at lab
+    lab = [j for j in study_jobs(load_spec("wd2019", "lab")) if j.kind == "transfer" and j.tag("freeze")]
+    assert {(j.tag("strategy"), j.tag("paper_n")) for j in lab} == {("freeze 0-1", "3"), ("freeze 0-2", "6")}
     job = next(j for j in study_jobs(paper) if j.kind == "transfer" and j.tag("strategy") == "freeze 0-3")
     encoder = BertModel(BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=12, num_attention_heads=1,
                                    intermediate_size=8), add_pooling_layer=False)
