@@ -231,3 +231,33 @@ def test_a_scale_that_builds_a_share_of_the_conditions_says_so(tmp_path):
                      "corpus); the tables' other rows and the findings that read them are reported not run"]
     whole = plan_study(load_spec("k2020", "lab", ["run_only=null"]), store, ["run_only=null"]).warnings
     assert not [w for w in whole if w.startswith("run_only")]
+
+
+def test_a_feature_mode_transfer_costs_its_bilstm_head_on_every_epoch():
+    """The frozen encoder runs once, but the BiLSTM head trains every epoch: its forward FLOPs per token are two
+    per weight of torch's own bidirectional 2-layer LSTM (counted here from its parameters), and a feature-mode
+    job costs a probe job's plus 3 x epochs x tokens of that head in training and one pass at test (liu2020's lab
+    XNLI feature runs took 6,542 s where the plan, without the head, gave 4.4 min to all its transfers)."""
+    import torch
+
+    from mbertlab.studies.plan import micro_batch_floor
+    from mbertlab.studies.transfer_cost import TOKENS_PER_EXAMPLE, Encoder, examples, lstm_flops, transfer_cost
+
+    lstm = torch.nn.LSTM(128, 96, num_layers=2, bidirectional=True)
+    weights = sum(p.numel() for name, p in lstm.named_parameters() if name.startswith("weight"))
+    assert lstm_flops(128, 96) == 2 * weights
+    spec = load_spec("wd2019", "lab")
+    jobs = [j for j in study_jobs(spec) if j.kind == "transfer" and j.config.task == "xnli"
+            and j.tag("seed") == "0" and j.tag("strategy") == "feature-based"]
+    assert len(jobs) == 1
+    feature = jobs[0]
+    probe = type(feature)(feature.kind, feature.config.model_copy(update={"mode": "probe"}), feature.inputs,
+                          feature.tags)
+    shapes = {i: Encoder(4, 128, 512) for i in feature.inputs if i.kind == "pretrain"}
+    c = feature.config
+    head, length = lstm_flops(128, c.lstm_hidden), 2 * TOKENS_PER_EXAMPLE  # a pair: two sentences
+    train, dev, test = examples(feature)  # the files it reads, each evaluated once (a frozen encoder's run)
+    assert train == 2000 and test == 7 * 2000  # 2,000 pairs, scored on each of the 7 languages' 2,000
+    expected = 3 * train * max(c.epoch_grid) * length * head + (dev + test) * length * head
+    assert transfer_cost(feature, shapes, micro_batch_floor)[0] - transfer_cost(probe, shapes, micro_batch_floor)[0] \
+        == pytest.approx(expected)

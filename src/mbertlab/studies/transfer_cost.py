@@ -13,6 +13,7 @@ from mbertlab.studies.jobs import Job
 TOKENS_PER_EXAMPLE = 32  # word pieces of one sentence with [CLS] and [SEP] (assumed); a pair (XNLI) twice that
 FROZEN_MODES = ("freeze", "feature", "probe")  # the encoder runs forward only
 NO_ENCODER_MODES = ("majority",)
+LSTM_MODES = ("feature", "bilstm_crf")  # a 2-layer BiLSTM head of `lstm_hidden` (tasks/layers.py)
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,20 @@ def transfer_cost(job: Job, shapes: dict[Job, Encoder], micro_batch_floor) -> tu
     if config.mode in FROZEN_MODES:  # the frozen encoder's outputs are computed once and kept
         seen, evaluations = train, 1
     train_flops = seen * length * forward * (1 if config.mode in FROZEN_MODES else 3)
+    # the BiLSTM head trains on every epoch, frozen encoder or not (liu2020's lab: its feature-mode XNLI took
+    # 6,542 s of stage time where the plan, counting the encoder alone, gave 4.4 min for every transfer)
+    head = lstm_flops(encoder.hidden, config.lstm_hidden) if config.mode in LSTM_MODES else 0.0
+    head_seen = config.steps * batch if config.steps else train * max(config.epoch_grid)
+    train_flops += 3 * head_seen * length * head
     # dev files at every evaluation; test files only where a row can read them (transfer/run.py): without a dev
     # file once, after the run; with one at most every time (this upper bound)
     evaluated = dev_examples * max(1, evaluations) + test_examples * (max(1, evaluations) if dev_examples else 1)
-    eval_flops = evaluated * length * forward
+    eval_flops = evaluated * length * (forward + head)
     steps = seen / batch + evaluated / batch
     return grid * (train_flops + eval_flops), grid * steps * micro_batch_floor(encoder.layers)
+
+
+def lstm_flops(n_in: int, hidden: int, layers: int = 2) -> float:
+    """Forward FLOPs per token of the heads' bidirectional LSTM: two per weight of each direction's four gates
+    (input and recurrent), the second layer reading both directions of the first."""
+    return 2 * 2 * sum(4 * hidden * ((n_in if layer == 0 else 2 * hidden) + hidden) for layer in range(layers))
