@@ -608,3 +608,19 @@ def test_unit_seed_tests_the_seeds_means_not_the_rows_of_one_seed_as_samples():
     apart = [r if r.extra["variant"] == "teacher" else
              ResultRow("accuracy", r.value + 0.3, test_lang=r.test_lang, seed=r.seed, extra=r.extra) for r in rows]
     assert one({**claim, "unit": "seed"}, apart).state == HOLDS  # a gap beyond the seeds' spread still holds
+
+
+def test_a_majority_label_repeated_by_conditions_is_one_value():
+    """k2020's majority label is one run, scored on the source test file that two conditions share: against its
+    two equal rows (`condition: null` takes every condition's) the check is the one-sample test it is against one
+    row, not a Welch test of 3 seeds against "2 seeds" that reads "needs >= 3 seeds a side"."""
+    model = [0.40, 0.41, 0.42]
+    rows = [row(v, "base", "src", s) for s, v in enumerate(model)]
+    majority = [row(0.34, cond, "src", 0, "majority") for cond in ("base", "deep")]
+    check = {"kind": "learned", "select": {}, "against": [{"control": "majority", "condition": None}],
+             "margin": 0.02}
+    claim = {"kind": "above", "select": {"condition": "base", "control": "pretrained"}, "value": 0.3}
+    once, twice = (one({**claim, "checks": [check]}, rows + m) for m in (majority[:1], majority))
+    p = stats.ttest_1samp(model, 0.34 + 0.02, alternative="greater").pvalue
+    assert twice.checks[0].passed and f"p={p:.3g}" in twice.checks[0].text, twice.checks[0].text
+    assert twice.checks[0].text == once.checks[0].text

@@ -113,7 +113,7 @@ def gap_checks(name: str, check, controls: list[Selection], sides: list[Selectio
                 return CheckResult(name, None, f"no rows for {'the control ' * bool(model)}"
                                                f"{label(merged(own, against) if model else own)}")
             for values, found in _groups(model, control, against):
-                a, b = tuple(r.value for r in values), tuple(c.value for c in found)
+                a, b = tuple(r.value for r in values), _one_per_seed(found)
                 out = gap_test(a, b, check.margin, check.alpha, check.n_test)
                 if out.p_hold is None:
                     return CheckResult(name, None, f"{label(own)}: {out.how}")
@@ -126,6 +126,16 @@ def gap_checks(name: str, check, controls: list[Selection], sides: list[Selectio
         return CheckResult(name, None, "every side is a control: no model to check")
     passed = worst[0] < check.alpha
     return CheckResult(name, passed, ("weakest: " if passed else "") + worst[2])
+
+
+def _one_per_seed(control: list[ResultRow]) -> tuple[float, ...]:
+    """The control's values, one per seed: rows of one seed are one sample (k2020's majority label is one run,
+    repeated by each condition whose source test file it scores: two equal rows were read as two seeds, and
+    every XNLI claim's `learned` check as "needs >= 3 seeds a side (n = 3, 2)")."""
+    by_seed: dict[tuple, list[float]] = {}
+    for c in control:
+        by_seed.setdefault((c.seed, c.extra.get("seed")), []).append(c.value)
+    return tuple(sum(v) / len(v) for v in by_seed.values())
 
 
 def _languages(rows: list[ResultRow]) -> str:
