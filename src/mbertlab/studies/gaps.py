@@ -16,7 +16,7 @@ from itertools import pairwise
 from scipy import stats
 
 from mbertlab.store.results import SELECTED_RUN_KEYS, ResultRow
-from mbertlab.studies.selection import Selection, label, merged, pick
+from mbertlab.studies.selection import Selection, label, merged, pick, seed_means
 from mbertlab.analysis.significance import FAILS, HOLDS, INCONCLUSIVE, Outcome, too_few, welch
 
 
@@ -113,7 +113,9 @@ def gap_checks(name: str, check, controls: list[Selection], sides: list[Selectio
                 return CheckResult(name, None, f"no rows for {'the control ' * bool(model)}"
                                                f"{label(merged(own, against) if model else own)}")
             for values, found in _groups(model, control, against):
-                a, b = tuple(r.value for r in values), _one_per_seed(found)
+                # a control's rows of one seed are one value (k2020's majority label is one run, repeated by each
+                # condition that scores its source test file: its equal rows were once read as seeds)
+                a, b = tuple(r.value for r in values), tuple(seed_means(found).values())
                 out = gap_test(a, b, check.margin, check.alpha, check.n_test)
                 if out.p_hold is None:
                     return CheckResult(name, None, f"{label(own)}: {out.how}")
@@ -126,16 +128,6 @@ def gap_checks(name: str, check, controls: list[Selection], sides: list[Selectio
         return CheckResult(name, None, "every side is a control: no model to check")
     passed = worst[0] < check.alpha
     return CheckResult(name, passed, ("weakest: " if passed else "") + worst[2])
-
-
-def _one_per_seed(control: list[ResultRow]) -> tuple[float, ...]:
-    """The control's values, one per seed: rows of one seed are one sample (k2020's majority label is one run,
-    repeated by each condition whose source test file it scores: two equal rows were read as two seeds, and
-    every XNLI claim's `learned` check as "needs >= 3 seeds a side (n = 3, 2)")."""
-    by_seed: dict[tuple, list[float]] = {}
-    for c in control:
-        by_seed.setdefault((c.seed, c.extra.get("seed")), []).append(c.value)
-    return tuple(sum(v) / len(v) for v in by_seed.values())
 
 
 def _languages(rows: list[ResultRow]) -> str:

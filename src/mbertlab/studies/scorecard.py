@@ -31,7 +31,7 @@ from mbertlab.studies.findings import (
     _Tolerance,
     parse_findings,
 )
-from mbertlab.studies.selection import deltas, field, label, merged, pick
+from mbertlab.studies.selection import deltas, field, label, merged, pick, seed_means
 from mbertlab.studies.verdict import Side, Verdict, cohen_d, pooled_std
 from mbertlab.analysis.significance import (
     FAILS,
@@ -69,10 +69,8 @@ def _side(finding: _Finding, rows: list[ResultRow], selection: dict, suffix: str
         return Side(label(selection) + suffix, tuple(by_model.values()), tuple((seed,) for _, seed in by_model))
     picked = pick(rows, full)
     if finding.unit == "seed":
-        by_seed: dict[tuple, list[float]] = {}
-        for r in picked:
-            by_seed.setdefault((r.seed, r.extra.get("seed")), []).append(r.value)
-        return Side(label(selection) + suffix, tuple(sum(v) / len(v) for v in by_seed.values()), tuple(by_seed))
+        means = seed_means(picked)
+        return Side(label(selection) + suffix, tuple(means.values()), tuple(means))
     same = [c for c in PAIRED_COLUMNS if c not in apart]
     return Side(label(selection) + suffix, tuple(r.value for r in picked),
                 tuple((r.seed, r.extra.get("seed"), *(getattr(r, c) for c in same)) for r in picked))

@@ -53,3 +53,12 @@ def deltas(rows: list[ResultRow], selection: Selection, source: Selection, targe
     """Δ = source − target per trained model (rows of one artifact and seed) among the selected rows."""
     src, tgt = by_run(rows, merged(selection, source)), by_run(rows, merged(selection, target))
     return {k: v - tgt[k] for k, v in src.items() if k in tgt}
+
+
+def seed_means(rows: list[ResultRow]) -> dict[tuple, float]:
+    """The rows' mean value per seed (the row's seed and its stage's `seed` tag): rows of one seed's models, over
+    languages, pairs or conditions, are one sample of the seeds, not several."""
+    by_seed: dict[tuple, list[float]] = {}
+    for r in rows:
+        by_seed.setdefault((r.seed, r.extra.get("seed")), []).append(r.value)
+    return {k: sum(v) / len(v) for k, v in by_seed.items()}
