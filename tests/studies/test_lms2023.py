@@ -447,10 +447,15 @@ def test_scorecard_verdicts_follow_from_the_rows(study):
     # the headline of Table 2 and the abstract's claims are there
     assert {"all-best-shared-vs-hl", "all-best-diverse-vs-balanced", "abstract-low-resource",
             "abstract-high-resource", "conclusion-beats-subsampling"} <= set(card)
-    # probes pooled over 6 targets x 2 sets: enough rows for a real test even with one seed (checks left out)
+    # the probe claims test each seed's mean over its targets and sets (`unit: seed`): one seed is one value a
+    # side, which no test decides; the same rows taken one by one (6 targets x 2 sets) would be "tested" as if
+    # independent (checks left out)
     unchecked = parse_findings([{k: v for k, v in f.items() if k != "checks"} for f in paper], "lms2023")
     verdicts = {v.id: v for v in evaluate_findings(unchecked, rows, correct=False)}
-    assert "Welch one-sided" in verdicts["pos-zero-shot-on-par"].test
+    assert "needs ≥ 3 seeds a side (n = 1, 1)" in verdicts["pos-zero-shot-on-par"].test
+    as_rows = parse_findings([{k: v for k, v in f.items() if k not in ("checks", "unit")} for f in paper], "lms2023")
+    assert "Welch one-sided" in {v.id: v for v in evaluate_findings(as_rows, rows, correct=False)}[
+        "pos-zero-shot-on-par"].test
     # in_language: none at test scale: the only in-language rows are the source's own, one per set (< 3 a side)
     assert verdicts["pos-in-language-on-par"].state == "inconclusive"
     assert "left_plateau failed" in card["pos-in-language-on-par"][4]
