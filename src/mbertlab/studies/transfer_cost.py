@@ -69,16 +69,16 @@ def transfer_cost(job: Job, shapes: dict[Job, Encoder], micro_batch_floor) -> tu
                                      + 2 * length * encoder.hidden)  # per token
     grid = len(config.lr) * len(config.batch_size)
     batch = max(config.batch_size)
-    seen = config.steps * batch if config.steps else train * max(config.epoch_grid)
-    evaluations = (seen // batch) // config.eval_every if config.eval_every else max(config.epoch_grid)
+    trained = config.steps * batch if config.steps else train * max(config.epoch_grid)  # examples over the epochs
+    seen, evaluations = trained, ((trained // batch) // config.eval_every if config.eval_every
+                                  else max(config.epoch_grid))
     if config.mode in FROZEN_MODES:  # the frozen encoder's outputs are computed once and kept
         seen, evaluations = train, 1
     train_flops = seen * length * forward * (1 if config.mode in FROZEN_MODES else 3)
     # the BiLSTM head trains on every epoch, frozen encoder or not (liu2020's lab: its feature-mode XNLI took
     # 6,542 s of stage time where the plan, counting the encoder alone, gave 4.4 min for every transfer)
     head = lstm_flops(encoder.hidden, config.lstm_hidden) if config.mode in LSTM_MODES else 0.0
-    head_seen = config.steps * batch if config.steps else train * max(config.epoch_grid)
-    train_flops += 3 * head_seen * length * head
+    train_flops += 3 * trained * length * head
     # dev files at every evaluation; test files only where a row can read them (transfer/run.py): without a dev
     # file once, after the run; with one at most every time (this upper bound)
     evaluated = dev_examples * max(1, evaluations) + test_examples * (max(1, evaluations) if dev_examples else 1)
