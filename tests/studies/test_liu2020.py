@@ -14,7 +14,7 @@ from mbertlab.errors import ConfigError
 from mbertlab.studies.published import load_published
 from mbertlab.studies.report import study_rows, write_report
 from mbertlab.studies.runner import spec_section, study_jobs, study_status
-from mbertlab.studies.spec import load_spec
+from mbertlab.studies.spec import builtin_specs, load_spec, read_spec_data
 from tests.conftest import REPO, SHARED_DATA, local_encoder
 from tests.studies.checked import plateau_gaps
 
@@ -30,12 +30,44 @@ def test_every_scale_plans_the_whole_grid():
         per_seed = len(s.sizes) * (1 + len(s.static_methods)) + len(s.window_sizes)  # + the window models
         figure4 = 2 * len(s.word2vec_windows)  # skip-gram and CBOW at each longer window, retrieval only
         assert len([j for j in jobs if j.kind == "word_retrieval"]) == (per_seed + figure4) * len(s.seeds), scale
+        retrieval_only = {"lab": 3}.get(scale, 0)  # the lab's CBOW at both sizes and the 200k short-window BERT
         assert len([j for j in jobs if j.kind == "transfer" and j.tag("method") != "majority"]) == \
-            per_seed * len(s.seeds) * len(s.tasks)
+            (per_seed - retrieval_only) * len(s.seeds) * len(s.tasks), scale
     paper = load_spec("liu2020", "paper").settings
     assert [z.sentences for z in paper.sizes] == [200_000, 1_000_000] and paper.window == 20
     assert paper.window_sizes == ["200k", "1000k"] and paper.pretrain["model"]["hidden"] == 768
     assert paper.word2vec_windows == [128, 256]
+
+
+def test_lab_runs_xnli_on_every_model_an_xnli_claim_reads_and_gpu_on_all():
+    def xnli_models(scale):
+        return {(j.tag("method"), j.tag("size"), j.tag("window"), j.tag("seed")) for j in
+                study_jobs(load_spec("liu2020", scale)) if j.kind == "transfer" and j.tag("method") != "majority"}
+
+    def retrieval_models(scale):
+        return {(j.tag("method"), j.tag("size"), j.tag("window"), j.tag("seed")) for j in
+                study_jobs(load_spec("liu2020", scale)) if j.kind == "word_retrieval" and j.tag("window") in
+                ("full", "short")}
+
+    lab = xnli_models("lab")
+    assert {(m, z, w) for m, z, w, _ in retrieval_models("lab") - lab} == {
+        ("word2vec (CBOW)", "200k", "full"), ("word2vec (CBOW)", "1000k", "full"), ("BERT", "200k", "short")}
+    assert xnli_models("gpu") == retrieval_models("gpu")
+    for f in read_spec_data(builtin_specs()["liu2020"])["findings"]:
+        if (f.get("where") or {}).get("task") != "xnli":
+            continue
+        for side in (f["a"], f["b"]):
+            want = {**f["where"], **side}
+            methods = want["method"] if isinstance(want.get("method"), list) else [want.get("method")]
+            for method in methods:
+                read = {m for m in lab if m[0] == method and m[1] == want.get("size", m[1])
+                        and m[2] == want.get("window", m[2])}
+                assert len(read) == 3, (f["id"], method)  # three seeds of the model the claim reads
+
+
+def test_retrieval_only_must_name_a_model():
+    with pytest.raises(ConfigError, match=r"retrieval_only: \{'method': 'CBOW'\} names no model"):
+        load_spec("liu2020", "lab", overrides=["retrieval_only=[{method: CBOW}]"])
 
 
 def test_figure_4_trains_word2vec_with_longer_windows_on_the_small_data():

@@ -78,6 +78,10 @@ class Liu2020Settings(Config):
     finetune: dict[str, Any] = Field(default_factory=dict, description="Transfer config keys.")
     retrieval: dict[str, Any] = Field(default_factory=dict, description="word_retrieval keys (sentences, layer).")
     majority: bool = Field(True, description="A majority-label control per task.")
+    retrieval_only: list[dict[Literal["method", "size", "window"], str]] = Field(
+        default_factory=list, description="Models scored on word retrieval only: a model whose row tags match every "
+        "key of one entry (e.g. {method: word2vec (CBOW)}, {size: 200k, window: short}) gets no zero-shot task. "
+        "The lab's budget: the models no zero-shot claim reads.")
 
     @model_validator(mode="after")
     def _check(self):
@@ -91,6 +95,12 @@ class Liu2020Settings(Config):
             raise ValueError("static.dim: leave it out, it is the BERT hidden size (pretrain.model.hidden)")
         if self.source in self.targets or len(set(self.targets)) != len(self.targets):
             raise ValueError(f"targets: each once, none the source {self.source!r}; got {self.targets}")
+        allowed = {"method": {BERT, *STATIC_NAMES.values()}, "size": set(names), "window": {"full", "short"}}
+        for entry in self.retrieval_only:
+            bad = {k: v for k, v in entry.items() if v not in allowed[k]}
+            if not entry or bad:
+                raise ValueError(f"retrieval_only: {entry} names no model; each key one of "
+                                 + "; ".join(f"{k}: {sorted(v)}" for k, v in allowed.items()))
         if self.data.kind == "files" and self.tasks:
             raise ValueError("tasks: real data (data.kind: files) has word retrieval only; the shared data has no "
                              "English NLI training set and XTREME's XNLI dev sets translate one another. Set tasks: []")
@@ -140,6 +150,8 @@ def plan(spec: StudySpec) -> list[Job]:
             if model.kind != "hf_encoder" or seed == s.seeds[0]:  # a released encoder's retrieval has no seed
                 jobs += [word_retrieval_job(model, evaluation, s.source, t, retrieval, tags, retrieval_text)
                          for t in s.targets]
+            if not zero_shot(s, dict(tags)):
+                continue
             mode = s.bert_mode if model.kind in ("pretrain", "hf_encoder") else "feature"
             jobs += [stages.transfer_job(model, evaluation, task, s.source, langs, s.finetune, seed, mode, tags)
                      for task in s.tasks]
@@ -208,6 +220,11 @@ def _word2vec_window_jobs(s: Liu2020Settings, tok: Job, text: Job, evaluation: J
 def word2vec_grid(s: Liu2020Settings) -> list[tuple[str, int]]:
     """(word2vec method, window) of Figure 4's models."""
     return [(m, w) for m in s.static_methods if m.startswith("word2vec") for w in s.word2vec_windows]
+
+
+def zero_shot(s: Liu2020Settings, tags: dict[str, str]) -> bool:
+    """Whether the model of these row tags gets the zero-shot tasks (no `retrieval_only` entry matches it)."""
+    return not any(all(tags.get(k) == v for k, v in entry.items()) for entry in s.retrieval_only)
 
 
 def windowed_sizes(s: Liu2020Settings) -> list[str]:

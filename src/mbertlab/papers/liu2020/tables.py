@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from mbertlab.report.render import Report
 from mbertlab.report.tables import Table, delta
-from mbertlab.papers.liu2020.design import BERT, RELEASED, STATIC_NAMES, windowed_sizes, word2vec_grid
+from mbertlab.papers.liu2020.design import BERT, RELEASED, STATIC_NAMES, windowed_sizes, word2vec_grid, zero_shot
 from mbertlab.studies.published import load_published
 from mbertlab.studies.rows import StudyRows, cell
 from mbertlab.studies.spec import StudySpec
@@ -80,9 +80,10 @@ def _window_table(s, rows_of, size: str) -> Table:
             transfer = rows_of.select("transfer", method=BERT, size=size, window=window, task=task)
             row += [cell(transfer, "accuracy", 100.0, 1, test_lang=lang, split="test") for lang in s.targets]
         body.append(row)
+    skipped = [w for w in ("full", "short") if not zero_shot(s, {"method": BERT, "size": size, "window": w})]
     return Table(f"Context window of BERT ({size} data)", columns, body,
                  note="Mirrors the paper's Figure 3 (values only plotted). The window model sees as many tokens per "
-                      "step (batch scaled by full / window).")
+                      "step (batch scaled by full / window)." + _retrieval_only_note(s, bool(skipped and s.tasks)))
 
 
 def _word2vec_window_table(s, rows_of) -> Table:
@@ -111,8 +112,9 @@ def _task_table(s, rows_of, models, sizes, task: str) -> Table:
         return [src, *tgts] + ([delta(src, tgts[0])] if single else [])
 
     body = []
-    for model in models:
-        for size in sizes:
+    lines = [(m, z) for m in models for z in sizes]
+    for model, size in lines:
+        if zero_shot(s, {"method": model, "size": size, "window": "full"}):
             body.append([model, size, *scores(rows_of.select("transfer", method=model, size=size, window="full",
                                                              task=task))])
     if s.majority:
@@ -120,7 +122,16 @@ def _task_table(s, rows_of, models, sizes, task: str) -> Table:
         body.append(["majority label", "—", *(majority[:-1] + ["—"] if single else majority)])
     return Table(f"{title} accuracy (%): trained on {s.source}, tested zero-shot on {', '.join(s.targets)}", columns,
                  body,
-                 note="Mirrors the paper's Figure 2a / 2b (200k / 1000k), whose values are only plotted.")
+                 note="Mirrors the paper's Figure 2a / 2b (200k / 1000k), whose values are only plotted."
+                      + _retrieval_only_note(s, len(body) < len(lines) + s.majority))
+
+
+def _retrieval_only_note(s, applies: bool) -> str:
+    """What `retrieval_only` left out of a zero-shot table, in its words."""
+    if not applies:
+        return ""
+    entries = "; ".join(", ".join(f"{k} {v}" for k, v in e.items()) for e in s.retrieval_only)
+    return f" Scored on word retrieval only at this scale (no zero-shot claim reads them; `retrieval_only`): {entries}."
 
 
 def _pos_table(s, rows_of, models, largest: str) -> Table:
