@@ -80,10 +80,11 @@ def _window_table(s, rows_of, size: str) -> Table:
             transfer = rows_of.select("transfer", method=BERT, size=size, window=window, task=task)
             row += [cell(transfer, "accuracy", 100.0, 1, test_lang=lang, split="test") for lang in s.targets]
         body.append(row)
-    skipped = [w for w in ("full", "short") if not zero_shot(s, {"method": BERT, "size": size, "window": w})]
+    skipped = [f"{BERT} {'full' if w == 'full' else f'w = {s.window}'}" for w in ("full", "short")
+               if s.tasks and not zero_shot(s, {"method": BERT, "size": size, "window": w})]
     return Table(f"Context window of BERT ({size} data)", columns, body,
                  note="Mirrors the paper's Figure 3 (values only plotted). The window model sees as many tokens per "
-                      "step (batch scaled by full / window)." + _retrieval_only_note(s, bool(skipped and s.tasks)))
+                      "step (batch scaled by full / window)." + _retrieval_only_note(skipped))
 
 
 def _word2vec_window_table(s, rows_of) -> Table:
@@ -111,10 +112,12 @@ def _task_table(s, rows_of, models, sizes, task: str) -> Table:
         tgts = [cell(rows, "accuracy", 100.0, 1, test_lang=t, split="test") for t in s.targets]
         return [src, *tgts] + ([delta(src, tgts[0])] if single else [])
 
-    body = []
-    lines = [(m, z) for m in models for z in sizes]
-    for model, size in lines:
-        if zero_shot(s, {"method": model, "size": size, "window": "full"}):
+    body, skipped = [], []
+    for model in models:
+        for size in sizes:
+            if not zero_shot(s, {"method": model, "size": size, "window": "full"}):
+                skipped.append(f"{model} {size}")
+                continue
             body.append([model, size, *scores(rows_of.select("transfer", method=model, size=size, window="full",
                                                              task=task))])
     if s.majority:
@@ -123,15 +126,15 @@ def _task_table(s, rows_of, models, sizes, task: str) -> Table:
     return Table(f"{title} accuracy (%): trained on {s.source}, tested zero-shot on {', '.join(s.targets)}", columns,
                  body,
                  note="Mirrors the paper's Figure 2a / 2b (200k / 1000k), whose values are only plotted."
-                      + _retrieval_only_note(s, len(body) < len(lines) + s.majority))
+                      + _retrieval_only_note(skipped))
 
 
-def _retrieval_only_note(s, applies: bool) -> str:
-    """What `retrieval_only` left out of a zero-shot table, in its words."""
-    if not applies:
+def _retrieval_only_note(skipped: list[str]) -> str:
+    """The models of a table that `retrieval_only` keeps out of the zero-shot tasks at this scale."""
+    if not skipped:
         return ""
-    entries = "; ".join(", ".join(f"{k} {v}" for k, v in e.items()) for e in s.retrieval_only)
-    return f" Scored on word retrieval only at this scale (no zero-shot claim reads them; `retrieval_only`): {entries}."
+    return (f" Not scored zero-shot at this scale (`retrieval_only`: no zero-shot claim reads them; word retrieval "
+            f"only): {', '.join(skipped)}.")
 
 
 def _pos_table(s, rows_of, models, largest: str) -> Table:
