@@ -223,6 +223,17 @@ def _pick(rows, selection: dict) -> list[float]:
     return out
 
 
+def _side(rows, selection: dict, unit: str | None) -> list[float]:
+    """A side's samples: its rows' values, or with `unit: seed` each seed's mean of them (one sample a seed)."""
+    if unit != "seed":
+        return _pick(rows, selection)
+    by_seed: dict = {}
+    for r in rows:
+        if _pick([r], selection):
+            by_seed.setdefault(r.seed, []).append(r.value)
+    return [sum(v) / len(v) for _, v in sorted(by_seed.items())]
+
+
 def _expected(finding: dict, rows) -> str:
     """A finding's verdict recomputed with scipy (Welch one-sided t-tests; TOST as two of them; one-sample t-tests
     per level for `above`) from the rows, independently of studies/scorecard.py."""
@@ -250,7 +261,7 @@ def _expected(finding: dict, rows) -> str:
         parts = [_expected({**flat, "where": {**where, by: level}}, rows) for level in levels]
         return "not run" if not parts or "not run" in parts else "holds" if set(parts) == {"holds"} else \
             "does not hold" if "does not hold" in parts else "inconclusive"
-    a, b = _pick(rows, {**where, **finding["a"]}), _pick(rows, {**where, **finding["b"]})
+    a, b = (_side(rows, {**where, **finding[side]}, finding.get("unit")) for side in ("a", "b"))
     if not a or not b:
         return "not run"
     if min(len(a), len(b)) < 3:

@@ -150,11 +150,9 @@ def plan(spec: StudySpec) -> list[Job]:
             if model.kind != "hf_encoder" or seed == s.seeds[0]:  # a released encoder's retrieval has no seed
                 jobs += [word_retrieval_job(model, evaluation, s.source, t, retrieval, tags, retrieval_text)
                          for t in s.targets]
-            if not zero_shot(s, dict(tags)):
-                continue
             mode = s.bert_mode if model.kind in ("pretrain", "hf_encoder") else "feature"
             jobs += [stages.transfer_job(model, evaluation, task, s.source, langs, s.finetune, seed, mode, tags)
-                     for task in s.tasks]
+                     for task in s.tasks if zero_shot(s, dict(tags))]
         smallest = min(s.sizes, key=lambda z: z.sentences).name
         jobs += _word2vec_window_jobs(s, tok, text[smallest], evaluation, static_settings, smallest, seed,
                                       retrieval, retrieval_text)
