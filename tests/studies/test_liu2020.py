@@ -40,14 +40,16 @@ def test_every_scale_plans_the_whole_grid():
 
 
 def test_lab_runs_xnli_on_every_model_an_xnli_claim_reads_and_gpu_on_all():
-    def xnli_models(scale):
+    def models(scale, kind):  # (method, size, window, seed) of the grid's models a stage kind scores
         return {(j.tag("method"), j.tag("size"), j.tag("window"), j.tag("seed")) for j in
-                study_jobs(load_spec("liu2020", scale)) if j.kind == "transfer" and j.tag("method") != "majority"}
+                study_jobs(load_spec("liu2020", scale)) if j.kind == kind and j.tag("method") != "majority"
+                and j.tag("window") in ("full", "short")}
+
+    def xnli_models(scale):
+        return models(scale, "transfer")
 
     def retrieval_models(scale):
-        return {(j.tag("method"), j.tag("size"), j.tag("window"), j.tag("seed")) for j in
-                study_jobs(load_spec("liu2020", scale)) if j.kind == "word_retrieval" and j.tag("window") in
-                ("full", "short")}
+        return models(scale, "word_retrieval")
 
     lab = xnli_models("lab")
     assert {(m, z, w) for m, z, w, _ in retrieval_models("lab") - lab} == {

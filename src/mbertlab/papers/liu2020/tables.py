@@ -74,17 +74,21 @@ def _window_table(s, rows_of, size: str) -> Table:
     body = []
     for window in ("full", "short"):
         retrieval = rows_of.select("word_retrieval", method=BERT, size=size, window=window)
-        row: list = [BERT, "full" if window == "full" else f"w = {s.window}", cell(retrieval, "mrr", 1.0, 3),
+        row: list = [BERT, _window_label(s, window), cell(retrieval, "mrr", 1.0, 3),
                      cell(retrieval, "p@1", 100.0, 1)]
         for task in s.tasks:
             transfer = rows_of.select("transfer", method=BERT, size=size, window=window, task=task)
             row += [cell(transfer, "accuracy", 100.0, 1, test_lang=lang, split="test") for lang in s.targets]
         body.append(row)
-    skipped = [f"{BERT} {'full' if w == 'full' else f'w = {s.window}'}" for w in ("full", "short")
+    skipped = [f"{BERT} {_window_label(s, w)}" for w in ("full", "short")
                if s.tasks and not zero_shot(s, {"method": BERT, "size": size, "window": w})]
     return Table(f"Context window of BERT ({size} data)", columns, body,
                  note="Mirrors the paper's Figure 3 (values only plotted). The window model sees as many tokens per "
                       "step (batch scaled by full / window)." + _retrieval_only_note(skipped))
+
+
+def _window_label(s, window: str) -> str:
+    return "full" if window == "full" else f"w = {s.window}"
 
 
 def _word2vec_window_table(s, rows_of) -> Table:
