@@ -57,7 +57,8 @@ class TaskAdapter:
         self.task = task
         self.main_metric = get_task(task).metric
 
-    def read(self, file: DataFile, root: Path | None) -> Iterable:
+    def read(self, file: DataFile, root: Path | None, limit: int | None = None) -> Iterable:
+        """The file's records, only its first `limit` when given (read no further: treebanks are large)."""
         raise NotImplementedError
 
     def read_predictions(self, file: DataFile, root: Path | None) -> Iterable:
@@ -116,7 +117,7 @@ class TaskAdapter:
 def read_records(adapter: TaskAdapter, file: DataFile, limit: int | None, root: Path | None) -> list:
     """Examples [start, end) of a file, at most `limit` of them."""
     stop = file.end if limit is None else min(file.end or file.start + limit, file.start + limit)
-    return list(islice(adapter.read(file, root), file.start, stop))
+    return list(islice(adapter.read(file, root, limit=stop), file.start, stop))
 
 
 def with_markers(items: list, sep_id: int, markers: list[int]) -> list:

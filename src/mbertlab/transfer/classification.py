@@ -14,15 +14,15 @@ from mbertlab.transfer.adapter import TaskAdapter, batch_to, eval_batches, resol
 from mbertlab.transfer.task_table import get_task
 
 
-def read_pairs(file, root, task: str) -> list[PairExample]:
+def read_pairs(file, root, task: str, limit: int | None = None) -> list[PairExample]:
     """The task's pairs of a file (its reader in the task table); XNLI may take its hypotheses from a parallel
     file in another language (K et al. Table 11)."""
     path = resolve(file.path, root)
-    pairs = get_task(task).read(path, file.format, lang=file.lang)
+    pairs = get_task(task).read(path, file.format, lang=file.lang, limit=limit)
     if file.hypothesis_path is None:
         return pairs
     other_path = resolve(file.hypothesis_path, root)
-    other = get_task(task).read(other_path, file.format, lang=file.hypothesis_lang or "")
+    other = get_task(task).read(other_path, file.format, lang=file.hypothesis_lang or "", limit=limit)
     if len(other) != len(pairs):
         raise DataError(other_path, None, f"expected {len(pairs)} examples, parallel to {path}")
     for a, b in zip(pairs, other):
@@ -32,8 +32,8 @@ def read_pairs(file, root, task: str) -> list[PairExample]:
 
 
 class ClassificationAdapter(TaskAdapter):
-    def read(self, file, root):
-        return read_pairs(file, root, self.task)
+    def read(self, file, root, limit=None):
+        return read_pairs(file, root, self.task, limit)
 
     def texts(self, record):
         return [t for t in (record.premise, record.hypothesis) if t]

@@ -34,8 +34,8 @@ class ParseItem:
 
 
 class ParsingAdapter(TaskAdapter):
-    def read(self, file, root):
-        return get_task(self.task).read(resolve(file.path, root), file.format, v1_to_v2=file.v1_to_v2)
+    def read(self, file, root, limit=None):
+        return get_task(self.task).read(resolve(file.path, root), file.format, v1_to_v2=file.v1_to_v2, limit=limit)
 
     def read_predictions(self, file, root):
         """A system output: any relation label is read as written (and scored wrong if it is not gold's)."""

@@ -18,12 +18,12 @@ from mbertlab.transfer.config import DataFile
 from mbertlab.transfer.task_table import get_task
 
 
-def load_tagged(file: DataFile, task: str, root: Path | None = None, as_written: bool = False
-                ) -> Iterator[TaggedSentence]:
+def load_tagged(file: DataFile, task: str, root: Path | None = None, as_written: bool = False,
+                limit: int | None = None) -> Iterator[TaggedSentence]:
     """The sentences of a data file as (tokens, tags), read by the task table's reader for its format; a
     prediction file is read `as_written` (formats/readers.py)."""
     path = resolve(file.path, root)
-    return iter(get_task(task).read(path, file.format, v1_to_v2=file.v1_to_v2, as_written=as_written))
+    return iter(get_task(task).read(path, file.format, v1_to_v2=file.v1_to_v2, as_written=as_written, limit=limit))
 
 
 def metrics_for(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict[str, float]:
@@ -41,8 +41,8 @@ def tagged_windows(tokenizer, sentences: list[TaggedSentence], label_index: dict
 
 
 class TaggingAdapter(TaskAdapter):
-    def read(self, file, root):
-        return load_tagged(file, self.task, root)
+    def read(self, file, root, limit=None):
+        return load_tagged(file, self.task, root, limit=limit)
 
     def read_predictions(self, file, root):
         return load_tagged(file, self.task, root, as_written=True)

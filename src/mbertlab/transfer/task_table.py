@@ -59,8 +59,8 @@ class Task:
         return next((fmt for end, fmt in self.suffix_formats if str(path).endswith(end)), self.formats[0])
 
     def read(self, path: str | Path, fmt: str, **options) -> list:
-        """The task's records of a file (options: lang, v1_to_v2, as_written); a format the task does not
-        read is a config error naming the file."""
+        """The task's records of a file (options: lang, v1_to_v2, as_written, limit: the first records only); a
+        format the task does not read is a config error naming the file."""
         reader = dict(self.readers).get(fmt)
         if reader is None:
             raise ConfigError(f"{path}: task {self.name} reads {', '.join(self.formats)} files, not {fmt}")
