@@ -74,3 +74,19 @@ def test_contextual_vectors_equal_a_direct_forward_pass_at_every_layer(char_mode
     some = contextual_vectors(model, tokenizer, [s.split() for s in SENTENCES], {"dog", "cat"}, [2], batch_size=2)
     assert some[2].keys() == {"dog", "cat"}
     np.testing.assert_allclose(some[2]["dog"], got[2]["dog"], atol=1e-5)
+
+
+@pytest.mark.numbers
+def test_sentences_batched_by_length_across_several_sorted_runs_keep_every_occurrence(char_model):
+    """Batches are sorted by length within runs of `batch_size * SORTED_BATCHES` sentences: over 12 such runs and a
+    sentence only in the last, partial one, every word's vector still equals the oracle's over all occurrences."""
+    from mbertlab.analysis.contextual import SORTED_BATCHES
+    from mbertlab.transfer.encoder import load_encoder
+
+    lines = SENTENCES * (3 * SORTED_BATCHES) + ["cats run far"]
+    tokenizer, model = load_encoder(char_model, False, 0)
+    got = contextual_vectors(model, tokenizer, [s.split() for s in lines], None, [2], batch_size=1)
+    want = hf_word_vectors(char_model, lines, 2)
+    assert got[2].keys() == want.keys() and {"cats", "run", "far"} <= want.keys()
+    for word, vec in want.items():
+        np.testing.assert_allclose(got[2][word], vec, atol=1e-5, err_msg=word)

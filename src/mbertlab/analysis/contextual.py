@@ -13,6 +13,8 @@ import torch
 
 from mbertlab.errors import DataError
 
+SORTED_BATCHES = 16  # batches sorted by length together: little padding, memory bounded by one run of them
+
 
 @torch.inference_mode()
 def contextual_vectors(encoder, tokenizer, sentences: Iterable[list[str]], words: set[str] | None = None,
@@ -21,21 +23,19 @@ def contextual_vectors(encoder, tokenizer, sentences: Iterable[list[str]], words
     """{layer: {word: vector}} for the words seen (restricted to `words` when given).
 
     `layers` are hidden-state indices (0 = embeddings, L = last); default: the last layer. Sentences whose
-    subwords exceed `max_length` are truncated (words past the cut do not contribute).
+    subwords exceed `max_length` are truncated (words past the cut do not contribute). Each run of
+    `batch_size * SORTED_BATCHES` sentences is batched by length: in text order a batch of generated sentences
+    was 2.4 times its words in padding.
     """
     encoder.eval()
     n_layers = encoder.config.num_hidden_layers
     layers = layers or [n_layers]
     sums: dict[int, dict[str, np.ndarray]] = {l: {} for l in layers}
     counts: dict[str, int] = {}
-    batch: list[list[str]] = []
-    for sentence in sentences:
-        batch.append(sentence)
-        if len(batch) == batch_size:
-            _accumulate(encoder, tokenizer, batch, words, layers, sums, counts, max_length)
-            batch = []
-    if batch:
-        _accumulate(encoder, tokenizer, batch, words, layers, sums, counts, max_length)
+    it = iter(sentences)
+    while chunk := sorted(islice(it, batch_size * SORTED_BATCHES), key=len):
+        for start in range(0, len(chunk), batch_size):
+            _accumulate(encoder, tokenizer, chunk[start:start + batch_size], words, layers, sums, counts, max_length)
     return {l: {w: v / counts[w] for w, v in sums[l].items()} for l in layers}
 
 
