@@ -144,6 +144,19 @@ def run_command(tmp_path: Path, sleep: float, jobs: int) -> tuple[list[str], dic
             "--jobs", str(jobs), "--no-report"], env
 
 
+def test_a_run_logs_the_commit_it_started_from(tmp_path, monkeypatch):
+    """The run line's commit is the code the run imported: a commit made while it runs (HEAD moves) is not it."""
+    import json
+
+    from mbertlab.studies import runner
+
+    commits = iter(["started-here", "moved-on"])
+    monkeypatch.setattr(runner, "environment_info", lambda: {"host": "h", "git_commit": next(commits, "moved-on")})
+    run_study(load_spec(write_spec(tmp_path / "toy.yaml", tmp_path)), context(tmp_path / "w"))
+    (line,) = [json.loads(l) for l in (tmp_path / "w" / "runs.jsonl").read_text().splitlines()]
+    assert line["commit"] == "started-here" and line["host"] == "h"
+
+
 def test_a_terminated_run_and_its_resumption_are_logged_as_parts(tmp_path):
     """runs.jsonl (what a committed run record sums): a SIGTERM-ed `study run` logs its part as incomplete with the
     stages it built; the rerun that finishes logs the rest, complete."""

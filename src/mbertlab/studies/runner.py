@@ -20,7 +20,7 @@ from typing import Any
 from mbertlab.config import deep_merge
 from mbertlab.progress import StageLines, progress
 from mbertlab.runtime import cpu_count
-from mbertlab.store.artifacts import Artifact, ArtifactStore
+from mbertlab.store.artifacts import Artifact, ArtifactStore, environment_info
 from mbertlab.store.results import ResultsDB
 from mbertlab.studies.designs import USER_MODULES
 from mbertlab.studies.jobs import Job, RunContext, StageKind, distinct_labels, place_jobs, topological
@@ -119,12 +119,13 @@ def run_study(spec: StudySpec, ctx: RunContext, jobs: int = 1, only: list[Job] |
     statuses = study_status(spec, ctx.store, only)
     missing = [s for s in statuses if s.state != "done"]
     started, cpu, tally = time.time(), _cpu_seconds(), _Tally()
+    env = environment_info()  # the commit whose code this run imports: read now, HEAD may move before it ends
     log.info("study %s: %d of %d stages to build", spec.name, len(missing), len(statuses))
     try:
         built = _build(spec, statuses, missing, ctx, jobs, tally)
     finally:  # an interrupted run (Ctrl-C, SIGTERM) is logged too: a run resumed in parts adds its parts
         log_run(spec, ctx, jobs, started, cpu, built=tally.done, total=len(statuses),
-                complete=tally.done == len(missing), slice_name=slice_name)
+                complete=tally.done == len(missing), slice_name=slice_name, env=env)
     log.info("study %s finished in %.1f s", spec.name, time.time() - started)
     return built
 
@@ -181,17 +182,17 @@ def _unreaped_children_cpu() -> float:
 
 
 def log_run(spec: StudySpec, ctx: RunContext, jobs: int, started: float, cpu: float, built: int, total: int,
-            complete: bool, slice_name: str | None = None) -> None:
+            complete: bool, slice_name: str | None = None, env: dict | None = None) -> None:
     """One line per `study run`, finished or interrupted, in <workdir>/runs.jsonl: what a committed run record
     (papers/records.py) reports as the run's time, machine (its GPU where the spec's device is one), precision and
     slice; a run resumed in parts, or run in slices, is several lines (`results export` carries a slice's lines).
-    An interrupted part's CPU counts its workers too, read before they are reaped (`_cpu_seconds`)."""
+    An interrupted part's CPU counts its workers too, read before they are reaped (`_cpu_seconds`). `env`: the
+    host and commit as the run started (`environment_info`), default now."""
     import json
 
     from mbertlab.runtime import bf16_supported, processor_name, resolve_device, resolve_precision
-    from mbertlab.store.artifacts import environment_info
 
-    env, device = environment_info(), resolve_device(spec.device)
+    env, device = env or environment_info(), resolve_device(spec.device)
     line = {"study": spec.name, "scale": spec.scale, "started": started, "wall_s": round(time.time() - started, 1),
             "cpu_s": round(_cpu_seconds() - cpu, 1), "jobs": jobs, "stages_built": built, "stages": total,
             "complete": complete, "slice": slice_name,
