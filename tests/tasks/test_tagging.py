@@ -13,7 +13,7 @@ from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
 from mbertlab.formats.ner_columns import read_ner
 from mbertlab.tasks.ner import ner_metrics, repair_bio, token_macro_f1
-from mbertlab.tasks.tagging import IGNORE, TaggingHead, collate, windows_for
+from mbertlab.tasks.tagging import IGNORE, TaggingHead, WordPieces, collate, windows_for
 from mbertlab.tasks.upos import upos_metrics
 from mbertlab.transfer.adapter import TaskModel
 from mbertlab.transfer.encoder import Features
@@ -83,6 +83,25 @@ def test_sliding_windows_predict_every_subword_once(tmp_path):
         check_windows(windows_for(tok, words, labels, 0, max_length=max_length, stride=stride), labels, max_length)
     batch = collate(windows_for(tok, words, labels, 0, max_length=32, stride=8), tok.pad_token_id)
     assert batch["input_ids"].shape[0] > 3
+
+
+def test_memoised_word_pieces_equal_the_tokenizer_sentence_by_sentence(tmp_path):
+    """One memo shared by every sentence of a file (as the tagging and parsing adapters share it) gives each word
+    the ids the tokenizer gives it in its own sentence, and asks the tokenizer about each word form once."""
+    tok = tiny_tokenizer(["ab", "cd", "e"], tmp_path)
+    rng = random.Random(0)
+    forms = ["ab", "abcd", "e", "cdcdcd", "zz", "cde", "abab"]  # "zz" is unknown: [UNK]
+    sentences = [[rng.choice(forms) for _ in range(rng.randint(1, 9))] for _ in range(60)]
+    asked = []
+    counting = lambda words, **kw: asked.extend(words) or tok(words, **kw)  # noqa: E731
+    pieces_of = WordPieces(counting)
+    for words in sentences:
+        assert pieces_of(words) == tok(words, add_special_tokens=False)["input_ids"]
+    assert sorted(asked) == sorted(set(asked)) == sorted(set(forms))
+    for i, words in enumerate(sentences):
+        shared = windows_for(tok, words, list(range(len(words))), i, max_length=8, stride=2, pieces_of=pieces_of)
+        alone = windows_for(tok, words, list(range(len(words))), i, max_length=8, stride=2)
+        assert shared == alone
 
 
 def check_windows(windows, labels, max_length):

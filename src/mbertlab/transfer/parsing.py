@@ -16,7 +16,7 @@ from mbertlab.formats.conllu import strip_subtype, write_conllu
 from mbertlab.formats.records import UPOS_TAGS, DepSentence
 from mbertlab.tasks.parsing.biaffine import IGNORE, BiaffineHead
 from mbertlab.tasks.parsing.metric import attachment_scores
-from mbertlab.tasks.tagging import Window, windows_for
+from mbertlab.tasks.tagging import Window, WordPieces, windows_for
 from mbertlab.transfer.adapter import TaskAdapter, batch_to, eval_batches, resolve
 from mbertlab.transfer.task_table import get_task
 
@@ -53,9 +53,10 @@ class ParsingAdapter(TaskAdapter):
                             self.labels.index("root") if "root" in self.labels else None)
 
     def encode(self, tokenizer, records: list[DepSentence], training):
-        items, dropped = [], 0
+        items, dropped, pieces_of = [], 0, WordPieces(tokenizer)
         for i, s in enumerate(records):
-            windows = windows_for(tokenizer, s.forms, list(range(len(s))), i, self.config.max_length)
+            windows = windows_for(tokenizer, s.forms, list(range(len(s))), i, self.config.max_length,
+                                  pieces_of=pieces_of)
             if training and len(windows) > 1:
                 dropped += 1
                 continue

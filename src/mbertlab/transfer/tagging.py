@@ -11,7 +11,7 @@ import torch
 
 from mbertlab.formats.records import TaggedSentence
 from mbertlab.tasks.ner import ner_metrics
-from mbertlab.tasks.tagging import IGNORE, TaggingHead, Window, collate, collect, windows_for
+from mbertlab.tasks.tagging import IGNORE, TaggingHead, Window, WordPieces, collate, collect, windows_for
 from mbertlab.tasks.upos import upos_metrics
 from mbertlab.transfer.adapter import TaskAdapter, TaskModel, batch_to, eval_batches, resolve
 from mbertlab.transfer.config import DataFile
@@ -33,10 +33,10 @@ def metrics_for(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict
 def tagged_windows(tokenizer, sentences: list[TaggedSentence], label_index: dict[str, int],
                    max_length: int) -> list[Window]:
     """Windows of every sentence, with label ids on first subwords (tags unseen in training ignored)."""
-    out = []
+    out, pieces_of = [], WordPieces(tokenizer)
     for i, s in enumerate(sentences):
         ids = [label_index.get(t, IGNORE) for t in s.tags]
-        out += windows_for(tokenizer, s.tokens, ids, i, max_length)
+        out += windows_for(tokenizer, s.tokens, ids, i, max_length, pieces_of=pieces_of)
     return out
 
 
